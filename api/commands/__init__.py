@@ -1,0 +1,1 @@
+"""Subcommands of the verirag CLI, one module each."""

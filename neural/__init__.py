@@ -1,0 +1,1 @@
+"""verirag neural package."""

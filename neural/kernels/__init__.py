@@ -1,4 +1,7 @@
-"""Hot-path operators of the decode engine: one module per operator, each a PyTorch reference.
+"""Hot-path operators of the decode engine: one module per operator, each a Triton kernel beside its
+PyTorch reference (``*_ref``, also importable). The public op dispatches: CUDA tensors run the Triton kernel,
+CPU tensors the reference; ``VERIRAG_KERNELS=reference`` forces the reference on a GPU, ``=triton`` forces
+the kernels (on CPU tensors too, under ``TRITON_INTERPRET=1``). See ``neural.kernels.backend``.
 
 The contract every backend (the PyTorch references here, the Triton kernels beside them) obeys:
 
@@ -19,12 +22,15 @@ KV cache layout, per layer: ``k_cache`` and ``v_cache`` of shape
 - ``silu_and_mul(x) -> silu(x[..., :I]) * x[..., I:]``.
 """
 from neural.kernels.activation import silu_and_mul
-from neural.kernels.attention import paged_attention, paged_attention_decode
+from neural.kernels.attention import paged_attention
+from neural.kernels.backend import KernelBackendError
+from neural.kernels.decode_attention import paged_attention_decode
 from neural.kernels.kv_store import store_kvcache
 from neural.kernels.norm import rms_norm
 from neural.kernels.rotary import apply_rotary, build_cos_sin_cache
 
 __all__ = [
+    "KernelBackendError",
     "apply_rotary",
     "build_cos_sin_cache",
     "paged_attention",

@@ -1,6 +1,15 @@
-"""Paged attention over the block-table KV cache: PyTorch references (varlen and decode)."""
+"""Paged attention over the block-table KV cache, varlen (prefill, chunked prefill, prefix hits, verification):
+Triton kernel and PyTorch reference. The decode special case lives in ``decode_attention``."""
 import torch
 import torch.nn.functional as F
+
+from neural.kernels.backend import tl, triton, upcast_in_kernel, use_triton
+from neural.kernels.decode_attention import (  # noqa: F401  (re-exported: the public decode op)
+    LOG2E,
+    paged_attention_decode,
+    paged_attention_decode_ref,
+    paged_attention_decode_triton,
+)
 
 
 def _gather_kv(
@@ -51,30 +60,102 @@ def paged_attention_ref(
     return out
 
 
-def paged_attention_decode_ref(
+@triton.jit
+def _varlen_attention_kernel(
+    q_ptr, k_ptr, v_ptr, bt_ptr, cu_ptr, lens_ptr, out_ptr,
+    stride_qt, stride_qh, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh,
+    stride_bt, stride_ot, stride_oh, qk_scale,
+    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, PAGE: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, UPCAST: tl.constexpr,
+):
+    # one program per (tile of BLOCK_M queries, sequence, query head); tiles past a sequence's end do nothing
+    mblk = tl.program_id(0)
+    seq = tl.program_id(1).to(tl.int64)
+    head = tl.program_id(2)
+    q_start = tl.load(cu_ptr + seq).to(tl.int64)
+    n_q = tl.load(cu_ptr + seq + 1).to(tl.int64) - q_start
+    if mblk * BLOCK_M < n_q:
+        ctx = tl.load(lens_ptr + seq).to(tl.int64)
+        kvh = head // GROUP
+        rows = mblk * BLOCK_M + tl.arange(0, BLOCK_M)
+        rmask = rows < n_q
+        q_pos = ctx - n_q + rows  # absolute positions of these queries
+        d = tl.arange(0, BLOCK_D)
+        dmask = d < HEAD_DIM
+        q = tl.load(q_ptr + (q_start + rows)[:, None] * stride_qt + head * stride_qh + d[None, :],
+                    mask=rmask[:, None] & dmask[None, :], other=0.0)
+        if UPCAST:
+            q = q.to(tl.float32)
+        m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+        l_i = tl.zeros([BLOCK_M], tl.float32)
+        acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
+        hi = tl.minimum(ctx, ctx - n_q + (mblk + 1) * BLOCK_M)  # causal: keys past the tile's last query unseen
+        for tok0 in range(0, hi, BLOCK_N):
+            toks = tok0 + tl.arange(0, BLOCK_N)
+            tmask = toks < hi
+            page = tl.load(bt_ptr + seq * stride_bt + toks // PAGE, mask=tmask, other=0).to(tl.int64)
+            kvmask = tmask[:, None] & dmask[None, :]
+            k = tl.load(k_ptr + (page * stride_kb + (toks % PAGE) * stride_kt + kvh * stride_kh)[:, None] + d[None, :],
+                        mask=kvmask, other=0.0)
+            v = tl.load(v_ptr + (page * stride_vb + (toks % PAGE) * stride_vt + kvh * stride_vh)[:, None] + d[None, :],
+                        mask=kvmask, other=0.0)
+            if UPCAST:
+                s = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision="ieee")
+            else:
+                s = tl.dot(q, tl.trans(k))
+            visible = tmask[None, :] & (toks[None, :] <= q_pos[:, None])
+            s = tl.where(visible, s * qk_scale, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, axis=1))
+            m_new = tl.where(m_new > float("-inf"), m_new, 0.0)  # padded rows may see no key at all
+            p = tl.exp2(s - m_new[:, None])
+            alpha = tl.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            if UPCAST:
+                acc = acc * alpha[:, None] + tl.dot(p, v.to(tl.float32), input_precision="ieee")
+            else:
+                acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+            m_i = m_new
+        out = acc / tl.where(l_i > 0.0, l_i, 1.0)[:, None]
+        tl.store(out_ptr + (q_start + rows)[:, None] * stride_ot + head * stride_oh + d[None, :],
+                 out.to(out_ptr.dtype.element_ty), mask=rmask[:, None] & dmask[None, :])
+
+
+def paged_attention_triton(
     q: torch.Tensor,
     k_cache: torch.Tensor,
     v_cache: torch.Tensor,
     block_tables: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
     context_lens: torch.Tensor,
     scale: float,
+    *,
+    block_m: int | None = None,
+    block_n: int | None = None,
+    max_seqlen_q: int | None = None,
 ) -> torch.Tensor:
-    """One query per sequence, batched: gather every sequence's blocks into a padded tensor."""
-    batch, n_heads, head_dim = q.shape
-    block_size, n_kv = k_cache.shape[1], k_cache.shape[2]
-    max_ctx = int(context_lens.max())
-    n_blocks = (max_ctx + block_size - 1) // block_size
-    ids = block_tables[:, :n_blocks].long().clamp_min(0)
-    k = k_cache[ids].reshape(batch, n_blocks * block_size, n_kv, head_dim)
-    v = v_cache[ids].reshape(batch, n_blocks * block_size, n_kv, head_dim)
-    group = n_heads // n_kv
-    qg = q.float().view(batch, n_kv, group, head_dim)
-    scores = torch.einsum("bhgd,bthd->bhgt", qg, k.float()) * scale
-    valid = torch.arange(n_blocks * block_size, device=q.device)[None, :] < context_lens[:, None]
-    scores = scores.masked_fill(~valid[:, None, None, :], float("-inf"))
-    probs = scores.softmax(dim=-1)
-    out = torch.einsum("bhgt,bthd->bhgd", probs, v.float())
-    return out.reshape(batch, n_heads, head_dim).to(q.dtype)
+    n_tok, n_heads, head_dim = q.shape
+    page, n_kv = k_cache.shape[1], k_cache.shape[2]
+    out = torch.empty_like(q)
+    n_seqs = context_lens.shape[0]
+    if n_tok == 0 or n_seqs == 0:
+        return out
+    if k_cache.stride(-1) != 1 or v_cache.stride(-1) != 1 or q.stride(-1) != 1:
+        raise ValueError("paged_attention: the head dimension of q and the caches must be contiguous")
+    if max_seqlen_q is None:  # one host sync; callers that know it (the runner) can pass it
+        max_seqlen_q = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
+    block_m = block_m or (64 if q.is_cuda else 16)
+    block_n = block_n or (64 if q.is_cuda else 16)
+    grid = (triton.cdiv(max_seqlen_q, block_m), n_seqs, n_heads)
+    _varlen_attention_kernel[grid](
+        q, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, out,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+        block_tables.stride(0), out.stride(0), out.stride(1), float(scale) * LOG2E,
+        GROUP=n_heads // n_kv, HEAD_DIM=head_dim, PAGE=page,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=triton.next_power_of_2(head_dim),
+        UPCAST=upcast_in_kernel(q.dtype),
+    )
+    return out
 
 
 def paged_attention(
@@ -86,15 +167,12 @@ def paged_attention(
     context_lens: torch.Tensor,
     scale: float,
 ) -> torch.Tensor:
+    if q.dim() != 3 or q.shape[1] % k_cache.shape[2]:
+        raise ValueError(f"paged_attention: q must be [T, H, D] with H a multiple of the "
+                         f"{k_cache.shape[2]} kv heads, got {tuple(q.shape)}")
+    if cu_seqlens_q.shape[0] != context_lens.shape[0] + 1:
+        raise ValueError(f"paged_attention: cu_seqlens_q needs {context_lens.shape[0] + 1} entries "
+                         f"(one more than context_lens), got {cu_seqlens_q.shape[0]}")
+    if use_triton(q):
+        return paged_attention_triton(q, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale)
     return paged_attention_ref(q, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale)
-
-
-def paged_attention_decode(
-    q: torch.Tensor,
-    k_cache: torch.Tensor,
-    v_cache: torch.Tensor,
-    block_tables: torch.Tensor,
-    context_lens: torch.Tensor,
-    scale: float,
-) -> torch.Tensor:
-    return paged_attention_decode_ref(q, k_cache, v_cache, block_tables, context_lens, scale)

@@ -1,0 +1,212 @@
+"""Ingestion: KB folder -> new index version, re-embedding only files whose content hash changed."""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from . import vector_index
+from .bm25 import BM25Index
+from .chunking import ChunkingConfig, chunk_text
+from .documents import LoadLimits, load_document, scan_kb
+from .embedder import DEFAULT_EMBEDDER, Embedder, get_embedder, probe_vector
+from .errors import DocumentError, IndexMismatchError, IndexNotFoundError, RetrievalError
+from .records import Chunk, Document, DocumentMeta, IngestReport
+from .snapshot import Snapshot
+from .store import collect_garbage, commit_version, current_version_dir, ingest_lock, read_manifest
+from .vector_index import VectorIndexConfig
+
+log = logging.getLogger(__name__)
+PROBE_MIN_COSINE = 0.999
+
+
+def default_index_dir(kb_dir: str | Path) -> Path:
+    """Where an index lives when none is given: `<KB_DIR>/../.verirag/index` (next to the KB, outside
+    it, so the index is never ingested as a document). Two KBs in one parent folder need --index."""
+    return Path(kb_dir).resolve().parent / ".verirag" / "index"
+
+
+def embedding_text(meta: DocumentMeta, chunk: Chunk) -> str:
+    """What the embedder sees: the chunk with its title and heading path, which often carry the topic."""
+    context = [meta.title or ""] + [h for h in chunk.heading_path if h not in chunk.text[:200]]
+    head = " > ".join(c for c in context if c)
+    return f"{head}\n{chunk.text}" if head else chunk.text
+
+
+def check_embedder(manifest: dict, emb: Embedder, where: str) -> None:
+    """Raise IndexMismatchError unless `emb` is the embedder the index was built with."""
+    rec = manifest["embedder"]
+    if rec["spec"] != emb.spec or rec["dim"] != emb.dim:
+        raise IndexMismatchError(f"{where}: index was built with embedder {rec['spec']!r} (dim {rec['dim']}), "
+                                 f"not {emb.spec!r} (dim {emb.dim}); re-ingest with --rebuild")
+    probe = np.asarray(rec["probe"], dtype=np.float32)
+    now = np.asarray(probe_vector(emb), dtype=np.float32)
+    if float(probe @ now) < PROBE_MIN_COSINE:
+        raise IndexMismatchError(f"{where}: embedder {emb.spec!r} now gives different vectors than when the "
+                                 "index was built (model files changed?); re-ingest with --rebuild")
+
+
+def _previous(index_dir: Path, rebuild: bool) -> Snapshot | None:
+    try:
+        vdir = current_version_dir(index_dir)
+    except IndexNotFoundError:
+        return None
+    if rebuild:
+        read_manifest(vdir)  # still refuse to silently overwrite something that is not an index
+        return None
+    return Snapshot.load(vdir)
+
+
+def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder: str | Embedder | None = None,
+           progress: bool = False, rebuild: bool = False, chunking: ChunkingConfig | None = None,
+           vectors: VectorIndexConfig | None = None, limits: LoadLimits | None = None,
+           strict: bool = False, batch_size: int = 256) -> IngestReport:
+    """Build or incrementally update the index of `kb_dir` in `index_dir` (default: default_index_dir).
+
+    embedder/chunking None keep the existing index's settings (or the defaults for a new index); a
+    different explicit choice raises IndexMismatchError unless rebuild=True. strict=True turns skipped
+    files (binary, undecodable, too large, symlinks...) into a DocumentError instead of a logged skip.
+    """
+    t0 = time.perf_counter()
+    kb = Path(kb_dir)
+    if not kb.is_dir():
+        raise DocumentError(f"knowledge base {str(kb)!r} is not a directory")
+    kb = kb.resolve()
+    idx = Path(index_dir) if index_dir is not None else default_index_dir(kb)
+    rel = Path(idx.resolve()).relative_to(kb) if idx.resolve().is_relative_to(kb) else None
+    if rel is not None and (not rel.parts or not rel.parts[0].startswith(".")):
+        raise RetrievalError(f"index dir {str(idx)!r} lies inside the knowledge base; put it outside "
+                             "or in a hidden folder such as KB/.verirag")
+    with ingest_lock(idx):
+        collect_garbage(idx)
+        prev = _previous(idx, rebuild)
+        # The embedder is loaded only when something must be embedded: an up-to-date check stays cheap.
+        if isinstance(embedder, str) or embedder is None:
+            spec = embedder or (prev.manifest["embedder"]["spec"] if prev else None)
+            emb: Embedder | None = None
+        else:
+            spec, emb = embedder.spec, embedder
+        cfg = chunking or (ChunkingConfig(**prev.manifest["chunking"]) if prev else ChunkingConfig())
+        vcfg = vectors or (VectorIndexConfig(**prev.manifest["vector_index"]["config"]) if prev else VectorIndexConfig())
+        if prev:
+            if (spec or DEFAULT_EMBEDDER) != prev.manifest["embedder"]["spec"] and not (
+                    spec and Path(spec).is_dir() and str(Path(spec).resolve()) == prev.manifest["embedder"]["spec"]):
+                raise IndexMismatchError(f"{idx}: index was built with embedder {prev.manifest['embedder']['spec']!r}, "
+                                         f"not {spec!r}; re-ingest with --rebuild")
+            if prev.manifest["chunking"] != cfg.to_dict():
+                raise IndexMismatchError(f"{idx}: index was chunked with {prev.manifest['chunking']}, not "
+                                         f"{cfg.to_dict()}; re-ingest with --rebuild")
+            if prev.manifest["kb_root"] != str(kb):
+                raise IndexMismatchError(f"{idx}: index belongs to knowledge base {prev.manifest['kb_root']!r}, "
+                                         f"not {str(kb)!r}; pass another --index or --rebuild")
+        report = IngestReport(index_dir=str(idx), version="")
+        names, refused = scan_kb(kb, limits)
+        docs: list[Document] = []
+        for rel in names:
+            try:
+                docs.append(load_document(kb, rel, limits))
+            except DocumentError as exc:
+                refused.append((rel, str(exc).removeprefix(f"{rel}: ")))
+        for rel, reason in refused:
+            if strict:
+                raise DocumentError(f"{rel}: {reason}")
+            log.warning("skipped %s: %s", rel, reason)
+        report.skipped = sorted(refused)
+        _link_supersedes(docs, report)
+
+        # Reuse the chunks and vectors of files whose bytes are unchanged; chunk the rest.
+        old_rows: dict[str, list[int]] = {}
+        if prev:
+            for i, c in enumerate(prev.chunks):
+                old_rows.setdefault(c.doc_id, []).append(i)
+        chunks: list[Chunk] = []
+        sources: list[int] = []        # row in prev.embeddings, or -1 = embed now
+        metas = {d.meta.doc_id: d.meta for d in docs}
+        for d in docs:
+            m = d.meta
+            old = prev.docs.get(m.doc_id) if prev else None
+            if old is not None and old.sha256 == m.sha256:
+                report.unchanged.append(m.doc_id)
+                rows = old_rows.get(m.doc_id, [])
+                chunks += [prev.chunks[r] for r in rows]
+                sources += rows
+            else:
+                (report.updated if old is not None else report.added).append(m.doc_id)
+                new = chunk_text(m.doc_id, d.text, m.body_start, cfg, headings=m.kind != "text")
+                chunks += new
+                sources += [-1] * len(new)
+        report.removed = sorted(set(prev.docs) - set(metas)) if prev else []
+        report.num_documents, report.num_chunks = len(docs), len(chunks)
+        if prev and not (report.added or report.updated or report.removed) and vectors is None and \
+                [asdict(m) for m in prev.docs.values()] == [asdict(d.meta) for d in docs]:
+            report.version, report.changed = prev.manifest["version"], False
+            report.vector_index = prev.manifest["vector_index"]["kind"]
+            report.seconds = time.perf_counter() - t0
+            return report
+
+        todo = [i for i, s in enumerate(sources) if s < 0]
+        if emb is None:
+            emb = get_embedder(spec)
+        if prev:
+            check_embedder(prev.manifest, emb, str(idx))
+        embeddings = np.zeros((len(chunks), emb.dim), dtype=np.float32)
+        reuse = [i for i, s in enumerate(sources) if s >= 0]
+        if reuse:
+            embeddings[reuse] = prev.embeddings[[sources[i] for i in reuse]]
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+            bar = tqdm(total=len(todo), unit="chunk", desc="embedding")
+        for s in range(0, len(todo), batch_size):
+            rows = todo[s:s + batch_size]
+            embeddings[rows] = emb.embed([embedding_text(metas[chunks[i].doc_id], chunks[i]) for i in rows])
+            if bar:
+                bar.update(len(rows))
+        if bar:
+            bar.close()
+        report.embedded_chunks = len(todo)
+        # Chunk ids are per-document positions, so they stay stable for unchanged files.
+        bm25 = BM25Index.build([" ".join(c.heading_path) + "\n" + (metas[c.doc_id].title or "") + "\n" + c.text
+                                for c in chunks])
+        index, kind = vector_index.build(embeddings, vcfg)
+        snap = Snapshot({}, metas, {d.meta.doc_id: d.text for d in docs}, chunks, embeddings, index, bm25)
+
+        def write(tmp: Path) -> dict:
+            files = snap.save(tmp)
+            return {"kb_root": str(kb), "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "embedder": {"spec": emb.spec, "name": emb.name, "dim": emb.dim, "probe": probe_vector(emb),
+                                 "pooling": "mean", "normalized": True},
+                    "chunking": cfg.to_dict(), "vector_index": {"kind": kind, "config": vcfg.to_dict()},
+                    "num_documents": len(docs), "num_chunks": len(chunks), "files": files,
+                    "documents": {d.meta.doc_id: d.meta.sha256 for d in docs},
+                    "skipped": report.skipped}
+
+        report.version = commit_version(idx, write)
+        report.vector_index = kind
+        collect_garbage(idx)
+        report.seconds = time.perf_counter() - t0
+        log.info("ingest %s -> %s: %s", kb, idx, report.summary())
+        return report
+
+
+def _link_supersedes(docs: list[Document], report: IngestReport) -> None:
+    """Mark each superseded document with the id of the newest document superseding it."""
+    by_id = {d.meta.doc_id: d.meta for d in docs}
+    for m in sorted(by_id.values(), key=lambda m: (m.effective_date or "", m.doc_id)):
+        if m.supersedes is None:
+            continue
+        target = by_id.get(m.supersedes)
+        if target is None:
+            report.warnings.append(f"{m.doc_id}: supersedes {m.supersedes!r}, which is not in the knowledge base")
+        elif target is m:
+            report.warnings.append(f"{m.doc_id}: a document cannot supersede itself")
+        else:
+            if target.superseded_by is not None:
+                report.warnings.append(f"{m.supersedes}: superseded by both {target.superseded_by} and {m.doc_id}; "
+                                       f"{m.doc_id} (later effective_date) wins")
+            target.superseded_by = m.doc_id
+    for w in report.warnings:
+        log.warning(w)

@@ -1,0 +1,153 @@
+"""Hybrid search over a persisted index: FAISS cosine + BM25, fused by reciprocal-rank fusion."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from . import vector_index
+from .embedder import Embedder, get_embedder
+from .errors import DocumentError, InvalidQueryError
+from .ingest import check_embedder
+from .records import Passage
+from .snapshot import Snapshot
+from .store import current_version_dir
+
+RRF_K = 60              # the constant of Cormack et al. (2009); damps the weight of the top ranks
+MAX_TOP_K = 1000
+MAX_QUERY_CHARS = 10_000
+EXACT_FILTER_LIMIT = 50_000  # filtered vector search below this many candidates is exact (numpy)
+
+
+def _as_list(value: str | Iterable[str] | None, what: str) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    try:
+        out = [v.strip().lower() for v in value]
+    except (TypeError, AttributeError):
+        raise InvalidQueryError(f"{what} must be a string or a list of strings, got {value!r}") from None
+    if not out or not all(out):
+        raise InvalidQueryError(f"{what} must not be empty")
+    return out
+
+
+class Retriever:
+    """Read-only view of one index version; open() is cheap to repeat after an ingest."""
+
+    def __init__(self, snapshot: Snapshot, embedder: Embedder, index_dir: Path):
+        self.snapshot = snapshot
+        self.embedder = embedder
+        self.index_dir = index_dir
+        self.version: str = snapshot.manifest["version"]
+        metas = [snapshot.docs[c.doc_id] for c in snapshot.chunks]
+        self._lang = np.array([m.language or "" for m in metas], dtype=object)
+        self._tags = [frozenset(t.lower() for t in m.tags) for m in metas]
+        self._superseded = np.array([m.superseded_by is not None for m in metas], dtype=bool)
+
+    @classmethod
+    def open(cls, index_dir: str | Path, *, embedder: str | Embedder | None = None,
+             ef_search: int | None = None) -> "Retriever":
+        """Load the current index version; IndexMismatchError if `embedder` (default: the one recorded in
+        the manifest) is not the model the index was built with."""
+        index_dir = Path(index_dir)
+        snap = Snapshot.load(current_version_dir(index_dir), ef_search)
+        if embedder is None or isinstance(embedder, str):
+            emb = get_embedder(embedder or snap.manifest["embedder"]["spec"])
+        else:
+            emb = embedder
+        check_embedder(snap.manifest, emb, str(index_dir))
+        return cls(snap, emb, index_dir)
+
+    def __len__(self) -> int:
+        return len(self.snapshot.chunks)
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return list(self.snapshot.docs)
+
+    def document_text(self, doc_id: str) -> str:
+        """The text Passage spans index into (the decoded file for .md/.txt, extracted text for .html)."""
+        try:
+            return self.snapshot.texts[doc_id]
+        except (KeyError, TypeError):
+            raise DocumentError(f"unknown document id {doc_id!r} (not in index {self.version})") from None
+
+    def _mask(self, tags, language, exclude_superseded: bool) -> np.ndarray | None:
+        tag_list = _as_list(tags, "tags")
+        langs = _as_list(language, "language")
+        if tag_list is None and langs is None and not exclude_superseded:
+            return None
+        mask = np.ones(len(self), dtype=bool)
+        if tag_list is not None:  # a chunk matches when its document has ANY of the tags
+            want = set(tag_list)
+            mask &= np.fromiter((bool(t & want) for t in self._tags), dtype=bool, count=len(self))
+        if langs is not None:  # "zh" also matches "zh-cn"
+            mask &= np.fromiter((any(l == x or l.startswith(x + "-") for x in langs) for l in self._lang),
+                                dtype=bool, count=len(self))
+        if exclude_superseded:
+            mask &= ~self._superseded
+        return mask
+
+    def _vector_candidates(self, qv: np.ndarray, n: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        snap = self.snapshot
+        if mask is not None and int(mask.sum()) <= EXACT_FILTER_LIMIT:
+            rows = np.flatnonzero(mask)
+            sims = snap.embeddings[rows] @ qv
+            top = np.argsort(-sims, kind="stable")[:n]
+            return rows[top], sims[top]
+        k = n if mask is None else min(len(self), n * max(4, len(self) // max(1, int(mask.sum()))))
+        scores, ids = vector_index.search(snap.vectors, qv[None, :], k)
+        ids, scores = ids[0], scores[0]
+        keep = ids >= 0
+        if mask is not None:
+            keep &= mask[np.maximum(ids, 0)]
+        return ids[keep][:n], scores[keep][:n]
+
+    def search(self, query: str, top_k: int = 5, *, tags: str | Iterable[str] | None = None,
+               language: str | Iterable[str] | None = None, exclude_superseded: bool = False,
+               mode: str = "hybrid", candidates: int | None = None) -> list[Passage]:
+        """Top-k passages for the query, best first. mode: hybrid | vector | bm25."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidQueryError("query must be a non-empty string")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidQueryError(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= MAX_TOP_K:
+            raise InvalidQueryError(f"top_k must be an integer in [1, {MAX_TOP_K}], got {top_k!r}")
+        if mode not in ("hybrid", "vector", "bm25"):
+            raise InvalidQueryError(f"mode must be hybrid, vector or bm25, got {mode!r}")
+        mask = self._mask(tags, language, exclude_superseded)
+        if len(self) == 0 or (mask is not None and not mask.any()):
+            return []
+        n = candidates or max(50, 4 * top_k)
+        fused: dict[int, float] = {}
+        vec: dict[int, float] = {}
+        lex: dict[int, float] = {}
+        if mode in ("hybrid", "vector"):
+            qv = self.embedder.embed([query])[0]
+            ids, sims = self._vector_candidates(qv, n, mask)
+            for rank, (i, s) in enumerate(zip(ids.tolist(), sims.tolist()), 1):
+                vec[i] = s
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank)
+        if mode in ("hybrid", "bm25"):
+            scores = self.snapshot.bm25.scores(query)
+            if mask is not None:
+                scores[~mask] = 0.0
+            hits = np.flatnonzero(scores > 0)
+            top = hits[np.argsort(-scores[hits], kind="stable")[:n]]
+            for rank, i in enumerate(top.tolist(), 1):
+                lex[i] = float(scores[i])
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank)
+        order = sorted(fused, key=lambda i: (-fused[i], -vec.get(i, -1.0), i))[:top_k]
+        return [self._passage(i, fused[i], vec.get(i), lex.get(i)) for i in order]
+
+    def _passage(self, row: int, score: float, vscore: float | None, bscore: float | None) -> Passage:
+        c = self.snapshot.chunks[row]
+        m = self.snapshot.docs[c.doc_id]
+        return Passage(doc_id=c.doc_id, chunk_id=c.chunk_id, text=c.text, start=c.start, end=c.end,
+                       start_line=c.start_line, end_line=c.end_line, heading_path=list(c.heading_path),
+                       title=m.title, language=m.language, tags=list(m.tags), effective_date=m.effective_date,
+                       supersedes=m.supersedes, superseded=m.superseded_by is not None,
+                       superseded_by=m.superseded_by, score=score, vector_score=vscore, bm25_score=bscore)

@@ -1,0 +1,214 @@
+"""Typed objects a rule file parses into: vocabulary, patterns, facts, forward and backward rules."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .errors import Location
+
+VALUE_TYPES = {"number", "quantity", "duration", "money", "percent", "date", "text"}
+TYPE_ALIASES = {"percentage": "percent", "string": "text", "integer": "number", "amount": "money"}
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"?{self.name}"
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return "_"
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any            # entity id (str) or a symbolic.values value
+    location: Location | None = field(default=None, compare=False)
+    quoted: bool = field(default=False, compare=False)   # written as "..." (may be an alias)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str               # + - * /
+    left: "Term"
+    right: "Term"
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"({self.left} {self.op} {self.right})"
+
+
+@dataclass(frozen=True)
+class Negate:
+    operand: "Term"
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"-{self.operand}"
+
+
+Term = Union[Var, Wildcard, Const, BinOp, Negate]
+
+
+@dataclass(frozen=True)
+class Atom:
+    relation: str
+    args: tuple
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.relation}({', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class Not:
+    atom: Atom
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"not {self.atom}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    op: str               # < <= > >= == !=
+    left: Term
+    right: Term
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
+Condition = Union[Atom, Not, Comparison]
+
+
+@dataclass(frozen=True)
+class AssertAction:
+    atom: Atom
+    cf: float = 1.0
+
+
+@dataclass(frozen=True)
+class ViolationAction:
+    message: str
+    location: Location | None = None
+
+
+@dataclass
+class EntityType:
+    name: str
+    label: str | None
+    aliases: list[str]
+    location: Location
+
+
+@dataclass
+class Entity:
+    id: str
+    type: str
+    label: str
+    aliases: list[str]
+    location: Location
+
+    @property
+    def names(self) -> list[str]:
+        return [self.label, *self.aliases, self.id.replace("_", " ")]
+
+
+@dataclass
+class Param:
+    name: str | None
+    type: str             # an entity type or one of VALUE_TYPES
+    unit: str | None
+    location: Location
+
+    def __str__(self) -> str:
+        return (f"{self.name}: " if self.name else "") + self.type + (f"[{self.unit}]" if self.unit else "")
+
+
+@dataclass
+class RelationSig:
+    name: str
+    params: list[Param]
+    label: str | None
+    aliases: list[str]
+    unique: bool          # declared `unique`: one value per subject even for an entity-typed last arg
+    location: Location
+
+    @property
+    def arity(self) -> int:
+        return len(self.params)
+
+    @property
+    def functional(self) -> bool:
+        """One value per subject (all args but the last), so a different value contradicts."""
+        return self.unique or (self.arity >= 2 and self.params[-1].type in VALUE_TYPES)
+
+
+@dataclass
+class Pattern:
+    id: str
+    text: str
+    regex: bool           # written re"..." (raw regular expression with {placeholders})
+    atom: Atom
+    cf: float
+    location: Location
+    text_location: Location
+    message: str | None = None
+
+
+@dataclass
+class FactDecl:
+    atom: Atom
+    cf: float
+    location: Location
+
+
+@dataclass
+class ForwardRule:
+    id: str
+    message: str
+    cf: float
+    salience: int
+    conditions: list[Condition]
+    actions: list[AssertAction | ViolationAction]
+    location: Location
+    kind: str = "rule"
+
+
+@dataclass
+class BackwardRule:
+    id: str
+    message: str
+    cf: float
+    head: Atom
+    premises: list[Condition]
+    location: Location
+    kind: str = "goal"
+
+
+def term_vars(term: Any) -> set[str]:
+    if isinstance(term, Var):
+        return {term.name}
+    if isinstance(term, BinOp):
+        return term_vars(term.left) | term_vars(term.right)
+    if isinstance(term, Negate):
+        return term_vars(term.operand)
+    if isinstance(term, Atom):
+        return set().union(*(term_vars(a) for a in term.args)) if term.args else set()
+    if isinstance(term, Not):
+        return term_vars(term.atom)
+    if isinstance(term, Comparison):
+        return term_vars(term.left) | term_vars(term.right)
+    return set()

@@ -1,0 +1,255 @@
+"""Parse one rule file's text into typed statements (symbolic.model) with precise error locations."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from . import model as m
+from .errors import Location, RuleError, source_line
+from .values import CURRENCIES, UNITS, Date, Duration, Money, Percentage, Quantity, canonical_currency, \
+    canonical_unit, parse_value
+
+_FRIENDLY = {"NAME": "a name", "STRING": 'a quoted "text"', "RSTRING": 'a re"regex"', "VAR": "a ?variable",
+             "NUMBER": "a number", "DATE": "a date", "CURRENCY": "a currency sign", "COMPARE": "a comparison",
+             "MINUS": '"-"', "ADD": '"+"', "MUL": '"*" or "/"', "$END": "the end of the file"}
+
+
+@dataclass
+class ParsedFile:
+    path: str
+    text: str
+    includes: list[tuple[str, Location]] = field(default_factory=list)
+    types: list[m.EntityType] = field(default_factory=list)
+    entities: list[m.Entity] = field(default_factory=list)
+    relations: list[m.RelationSig] = field(default_factory=list)
+    patterns: list[m.Pattern] = field(default_factory=list)
+    facts: list[m.FactDecl] = field(default_factory=list)
+    rules: list[m.ForwardRule] = field(default_factory=list)
+    goals: list[m.BackwardRule] = field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def _unquote(tok: str, raw: bool = False) -> str:
+    body = tok[3:-1] if raw else tok[1:-1]
+    if raw:
+        return body.replace('\\"', '"')
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def slug(label: str) -> str:
+    out = "".join(ch.lower() if ch.isalnum() else "_" for ch in label.strip())
+    return "_".join(p for p in out.split("_") if p)
+
+
+class _Build(Transformer):
+    """Tree -> model objects. Semantic problems found while building are collected, not raised."""
+
+    def __init__(self, path: str, text: str):
+        super().__init__()
+        self.path, self.text, self.errors = path, text, []
+        self.out = ParsedFile(path, text)
+
+    def loc(self, x) -> Location:
+        return Location(self.path, x.line, x.column)
+
+    def err(self, message: str, at) -> None:
+        loc = at if isinstance(at, Location) else self.loc(at)
+        self.errors.append(RuleError(message, loc, source_line(self.text, loc.line)))
+
+    # ---- literals ------------------------------------------------------------------------------
+    def var(self, c): return m.Var(str(c[0])[1:], self.loc(c[0]))
+    def name(self, c):
+        t = c[0]
+        return m.Wildcard(self.loc(t)) if str(t) == "_" else m.Const(str(t), self.loc(t))
+    def percent(self, c): return m.Const(Percentage(float(c[0])), self.loc(c[0]))
+    def money(self, c): return m.Const(Money(float(c[1]), str(c[0])), self.loc(c[0]))
+    def string(self, c):
+        text = _unquote(str(c[0]))
+        try:
+            return m.Const(parse_value(text), self.loc(c[0]), quoted=True)
+        except ValueError:
+            return m.Const(text, self.loc(c[0]), quoted=True)
+
+    def date(self, c):
+        try:
+            return m.Const(parse_value(str(c[0])), self.loc(c[0]))
+        except ValueError as exc:
+            self.err(str(exc), c[0])
+            return m.Const(str(c[0]), self.loc(c[0]))
+
+    def number(self, c):
+        num, unit = c
+        if unit is None:
+            return m.Const(float(num), self.loc(num))
+        u = canonical_unit(str(unit))
+        if u in UNITS:
+            cls = Duration if UNITS[u][0] in {"time", "calendar", "workday"} else Quantity
+            return m.Const(cls(float(num), u), self.loc(num))
+        if canonical_currency(str(unit)) in CURRENCIES:
+            return m.Const(Money(float(num), str(unit)), self.loc(num))
+        self.err(f"unknown unit '{unit}' (units: day, week, month, year, hour, minute, workday, kg, m, …; "
+                 f"currencies: {', '.join(sorted(CURRENCIES))})", unit)
+        return m.Const(float(num), self.loc(num))
+
+    def binop(self, c): return m.BinOp(str(c[1]), c[0], c[2], self.loc(c[1]))
+    def negate(self, c):
+        if isinstance(c[1], m.Const) and isinstance(c[1].value, float):
+            return m.Const(-c[1].value, self.loc(c[0]))
+        return m.Negate(c[1], self.loc(c[0]))
+
+    def signed(self, c): return -float(c[1]) if c[0] is not None else float(c[1])
+
+    @v_args(meta=True)
+    def cf(self, meta, c):
+        if not -1.0 <= c[0] <= 1.0:
+            self.err(f"certainty factor {c[0]:g} is outside [-1, 1]", Location(self.path, meta.line, meta.column))
+        return ("cf", c[0])
+
+    @v_args(meta=True)
+    def salience(self, meta, c):
+        if c[0] != int(c[0]):
+            self.err("salience must be a whole number", Location(self.path, meta.line, meta.column))
+        return ("salience", int(c[0]))
+
+    # ---- structure -----------------------------------------------------------------------------
+    @v_args(meta=True)
+    def atom(self, meta, c):
+        args = tuple(a for a in c[1:] if a is not None)
+        return m.Atom(str(c[0]), args, self.loc(c[0]))
+
+    def negation(self, c): return m.Not(c[0], c[0].location)
+    def comparison(self, c):
+        op = "==" if str(c[1]) == "=" else str(c[1])
+        return m.Comparison(op, c[0], c[2], self.loc(c[1]))
+    def conditions(self, c): return list(c)
+    def actions(self, c): return list(c)
+    def assert_action(self, c): return m.AssertAction(c[0], c[1][1] if c[1] else 1.0)
+    def violation_action(self, c): return m.ViolationAction(_unquote(str(c[0])), self.loc(c[0]))
+    def aliases(self, c): return [_unquote(str(s)) for s in c]
+    def pattern_text(self, c): return c[0]
+
+    def param(self, c):
+        pname, ptype, unit = c
+        type_tok = ptype
+        t = m.TYPE_ALIASES.get(str(ptype), str(ptype))
+        return m.Param(str(pname) if pname else None, t, str(unit) if unit else None, self.loc(type_tok))
+
+    def include(self, c): self.out.includes.append((_unquote(str(c[0])), self.loc(c[0])))
+
+    def type_decl(self, c):
+        self.out.types.append(m.EntityType(str(c[0]), _unquote(str(c[1])) if c[1] else None, c[2] or [],
+                                           self.loc(c[0])))
+
+    def entity_decl(self, c):
+        etype, eid, label, aliases = c
+        text = _unquote(str(label))
+        ident = str(eid) if eid else slug(text)
+        if not ident:
+            self.err(f"cannot make an id from {text!r}: write one, e.g. entity {etype} my_id \"{text}\"", label)
+        self.out.entities.append(m.Entity(ident, str(etype), text, aliases or [], self.loc(eid or label)))
+
+    def relation_decl(self, c):
+        name, *rest = c
+        params = [p for p in rest if isinstance(p, m.Param)]
+        tail = rest[len(params):]
+        label, aliases, unique = tail
+        self.out.relations.append(m.RelationSig(str(name), params, _unquote(str(label)) if label else None,
+                                                aliases or [], unique is not None, self.loc(name)))
+
+    def pattern_decl(self, c):
+        pid, cf, text, atom = c
+        raw = str(text).startswith("re")
+        self.out.patterns.append(m.Pattern(str(pid), _unquote(str(text), raw=raw), raw, atom,
+                                           cf[1] if cf else 1.0, self.loc(pid), self.loc(text)))
+
+    def fact_decl(self, c):
+        self.out.facts.append(m.FactDecl(c[0], c[1][1] if c[1] else 1.0, c[0].location))
+
+    def _message(self, kind: str, rid: Token, msg) -> str:
+        if msg is None:
+            self.err(f"{kind} {rid} needs a message: write {kind} {rid} \"what it means\" …", rid)
+            return ""
+        return _unquote(str(msg))
+
+    def rule_decl(self, c):
+        rid, msg, cf, sal, _if, conds, _then, actions = c
+        self.out.rules.append(m.ForwardRule(str(rid), self._message("rule", rid, msg), cf[1] if cf else 1.0,
+                                            sal[1] if sal else 0, conds, actions, self.loc(rid)))
+
+    def goal_decl(self, c):
+        rid, msg, cf, head, _if, conds = c
+        self.out.goals.append(m.BackwardRule(str(rid), self._message("goal", rid, msg), cf[1] if cf else 1.0,
+                                             head, conds, self.loc(rid)))
+
+
+def _describe_expected(expected: set[str]) -> str:
+    terms = {t.name: t for t in _lark().terminals}
+    names = []
+    for e in sorted(expected):
+        t = terms.get(e)
+        if e in _FRIENDLY:
+            names.append(_FRIENDLY[e])
+        elif t is not None and t.pattern.type == "str":
+            names.append(f'"{t.pattern.value}"')
+        else:
+            names.append(e.lower())
+    names = sorted(set(names))
+    if len(names) > 8:
+        names = names[:8] + ["…"]
+    return ", ".join(names)
+
+
+def _syntax_error(exc: UnexpectedInput, path: str, text: str) -> RuleError:
+    line, col = getattr(exc, "line", 1), getattr(exc, "column", 1)
+    if isinstance(exc, UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        msg = f"unexpected character {ch!r}"
+        if ch == '"':
+            msg = "unterminated string: a quoted text must end with \" on the same line"
+    elif isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        lines = text.splitlines() or [""]
+        line, col = len(lines), len(lines[-1]) + 1
+        msg = f"unexpected end of file; expected {_describe_expected(exc.expected)}"
+    else:
+        tok = exc.token
+        shown = f"'{tok}'" if tok.type not in ("STRING", "RSTRING") else "a quoted text"
+        if "THEN" in exc.expected:
+            wanted = '"and" or "then"'
+        elif "IF" in exc.expected and "COLON" not in exc.expected:
+            wanted = '"if"'
+        else:
+            wanted = _describe_expected(exc.expected)
+        msg = f"unexpected {shown}; expected {wanted}"
+        if tok.type in ("RULE", "GOAL", "FACT", "PATTERN", "ENTITY", "RELATION") and "THEN" in exc.expected:
+            msg += " (is 'then …' missing from the rule above?)"
+    return RuleError(msg, Location(path, line, col), source_line(text, line))
+
+
+def parse_text(text: str, path: str = "<string>") -> tuple[ParsedFile, list[RuleError]]:
+    """Parse one file; returns what was built and the errors (a syntax error stops at the first)."""
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as exc:
+        return ParsedFile(path, text), [_syntax_error(exc, path, text)]
+    build = _Build(path, text)
+    build.transform(tree)
+    return build.out, build.errors

@@ -1,0 +1,102 @@
+"""Extraction patterns: compile a pattern's readable text (or re"...") into a Python regex whose
+placeholders become entity-alias alternations and value captures (symbolic.values)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import model as m
+from .values import VALUE_REGEX
+
+PLACEHOLDER = re.compile(r"\{([^\W\d]\w*)(?::([^\W\d]\w*))?\}")
+_GAP = r"(?:(?!\.\s)[^。！？!?\n]){0,80}?"  # "..." : a short stretch inside one sentence
+
+
+def normalise_name(text: str) -> str:
+    return " ".join(re.split(r"[\s\-_]+", text.strip().lower())).strip()
+
+
+def name_regex(name: str) -> str:
+    parts = [re.escape(p) for p in re.split(r"[\s\-_]+", name.strip()) if p]
+    body = r"[\s\-]*".join(parts)
+    if name[:1].isascii() and name[:1].isalnum():
+        body = r"(?<![A-Za-z0-9])" + body
+    if name[-1:].isascii() and name[-1:].isalnum():
+        body += r"(?:s|es)?(?![A-Za-z0-9])"  # English plural
+    return body
+
+
+@dataclass
+class Capture:
+    name: str          # the name used on the right-hand side
+    type: str          # an entity type or a value type
+    group: str         # regex group name
+
+
+@dataclass
+class CompiledPattern:
+    pattern: m.Pattern
+    regex: re.Pattern
+    captures: list[Capture]
+
+
+class PatternError(ValueError):
+    def __init__(self, message: str, offset: int = 0):
+        super().__init__(message)
+        self.offset = offset
+
+
+def _literal(text: str) -> str:
+    """Readable pattern text -> regex: ``...`` gap, ``(a|b)`` choice, ``[x]`` optional, spaces flexible."""
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if text.startswith("...", i) or ch == "…":
+            out.append(_GAP)
+            i += 3 if ch == "." else 1
+            continue
+        if ch == "\\" and i + 1 < len(text):
+            out.append(re.escape(text[i + 1]))
+            i += 2
+            continue
+        if ch.isspace():
+            while i < len(text) and text[i].isspace():
+                i += 1
+            out.append(r"\s*")
+            continue
+        out.append({"(": "(?:", ")": ")", "|": "|", "[": "(?:", "]": ")?"}.get(ch, re.escape(ch)))
+        i += 1
+    return "".join(out)
+
+
+def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_types: set[str]) -> CompiledPattern:
+    """Raises PatternError (offset into the pattern text) for unknown types or a bad regex."""
+    captures: list[Capture] = []
+    out, pos = [], 0
+    for k, ph in enumerate(PLACEHOLDER.finditer(p.text)):
+        out.append(p.text[pos:ph.start()] if p.regex else _literal(p.text[pos:ph.start()]))
+        name, ptype = ph.group(1), ph.group(2) or ph.group(1)
+        group = f"g{k}"
+        if ptype in aliases_by_type:
+            names = sorted(aliases_by_type[ptype], key=len, reverse=True)
+            if not names:
+                raise PatternError(f"entity type '{ptype}' has no entities to match", ph.start())
+            body = "|".join(name_regex(n) for n in names)
+        elif ptype in VALUE_REGEX:
+            body = VALUE_REGEX[ptype]
+        elif ptype == "text":
+            body = r".+?"
+        else:
+            raise PatternError(f"unknown type '{ptype}' in placeholder {{{ph.group(0)[1:-1]}}} "
+                               f"(an entity type or one of {', '.join(sorted(value_types))})", ph.start())
+        if any(c.name == name for c in captures):
+            raise PatternError(f"placeholder name '{name}' is used twice", ph.start())
+        captures.append(Capture(name, ptype, group))
+        out.append(f"(?P<{group}>{body})")
+        pos = ph.end()
+    out.append(p.text[pos:] if p.regex else _literal(p.text[pos:]))
+    try:
+        regex = re.compile("".join(out), re.IGNORECASE)
+    except re.error as exc:
+        raise PatternError(f"bad regular expression: {exc.msg}", 0) from None
+    return CompiledPattern(p, regex, captures)

@@ -1,0 +1,261 @@
+"""A loaded rule base: files + includes parsed, checked, and indexed; extraction with its patterns."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from . import model as m
+from .check import Checker, find_cycles
+from .errors import Location, RuleError, RuleErrors, source_line
+from .facts import Fact, Provenance
+from .parser import ParsedFile, parse_text
+from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
+from .values import Quantity, parse_value
+
+
+class RuleBase:
+    """Vocabulary, patterns, facts, forward rules (``forward_rules``) and goals (``backward_rules``)."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.texts: dict[str, str] = {}
+        self.types: dict[str, m.EntityType] = {}
+        self.entities: dict[str, m.Entity] = {}
+        self.relations: dict[str, m.RelationSig] = {}
+        self.patterns: list[CompiledPattern] = []
+        self.facts: list[Fact] = []
+        self.forward_rules: list[m.ForwardRule] = []
+        self.backward_rules: list[m.BackwardRule] = []
+        self.warnings: list[RuleError] = []
+        self._alias: dict[tuple[str, str], str] = {}
+
+    @property
+    def rules(self) -> list[m.ForwardRule | m.BackwardRule]:
+        return [*self.forward_rules, *self.backward_rules]
+
+    def rule(self, rule_id: str) -> m.ForwardRule | m.BackwardRule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+    def entity_id(self, text: str, entity_type: str | None = None) -> str | None:
+        """Canonical entity id for an alias in any language (None if unknown)."""
+        key = normalise_name(text)
+        for k in (key, key[:-1] if key.endswith("s") else None, key[:-2] if key.endswith("es") else None):
+            if not k:
+                continue
+            if entity_type:
+                hit = self._alias.get((entity_type, k))
+            else:
+                hit = next((eid for (t, a), eid in self._alias.items() if a == k), None)
+            if hit:
+                return hit
+        return None
+
+    def extract(self, text: str, *, source: Provenance = Provenance("document")) -> list[tuple[Fact, int, int]]:
+        """Facts the extraction patterns find in ``text``, with their character spans in ``text``.
+        Fact provenance spans are offset by ``source.start`` (the text's position in its document)."""
+        base = source.start or 0
+        seen: set[tuple] = set()
+        out: list[tuple[Fact, int, int]] = []
+        for cp in self.patterns:
+            sig = self.relations[cp.pattern.atom.relation]
+            for match in cp.regex.finditer(text):
+                bound = {}
+                for cap in cp.captures:
+                    raw = match.group(cap.group)
+                    if cap.type in self.types:
+                        bound[cap.name] = self.entity_id(raw, cap.type)
+                    elif cap.type == "text":
+                        bound[cap.name] = raw.strip()
+                    else:
+                        try:
+                            bound[cap.name] = parse_value(raw)
+                        except ValueError:
+                            bound[cap.name] = None
+                if any(v is None for v in bound.values()):
+                    continue
+                args = []
+                for a, p in zip(cp.pattern.atom.args, sig.params):
+                    v = bound[a.name] if isinstance(a, m.Var) else a.value
+                    if isinstance(v, Quantity) and p.unit:
+                        try:
+                            v = v.to(p.unit)
+                        except ValueError:
+                            pass
+                    args.append(v)
+                s, e = match.span()
+                key = (sig.name, tuple(args), s, e)
+                if key in seen:
+                    continue
+                seen.add(key)
+                prov = replace(source, start=base + s, end=base + e,
+                               rule_id=cp.pattern.id if source.rule_id is None else source.rule_id)
+                out.append((Fact(sig.name, tuple(args), cp.pattern.cf, prov), s, e))
+        out.sort(key=lambda t: (t[1], t[2]))
+        return out
+
+
+def _collect(paths: list[Path]) -> tuple[list[ParsedFile], list[RuleError]]:
+    """Parse the files and everything they include (relative to the including file), once each."""
+    parsed: list[ParsedFile] = []
+    errors: list[RuleError] = []
+    done: set[Path] = set()
+
+    def visit(path: Path, chain: tuple[Path, ...], at: Location | None, at_text: str | None) -> None:
+        rp = path.resolve()
+        if rp in chain:
+            cyc = " -> ".join(p.name for p in (*chain, rp))
+            errors.append(RuleError(f"include cycle: {cyc}", at, source_line(at_text or "", at.line) if at else None))
+            return
+        if rp in done:
+            return
+        done.add(rp)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            msg = f"cannot read rule file {path}: {exc.strerror if isinstance(exc, OSError) else exc}"
+            errors.append(RuleError(msg, at, source_line(at_text or "", at.line) if at else None))
+            return
+        pf, errs = parse_text(text, str(path))
+        errors.extend(errs)
+        for inc, loc in pf.includes:
+            visit(path.parent / inc, (*chain, rp), loc, text)
+        parsed.append(pf)
+
+    for p in paths:
+        visit(p, (), None, None)
+    return parsed, errors
+
+
+def rule_files(target: str | Path | list) -> list[Path]:
+    if isinstance(target, (list, tuple)):
+        return [f for t in target for f in rule_files(t)]
+    p = Path(target)
+    if p.is_dir():
+        return sorted(p.rglob("*.rules"))
+    if not p.exists():
+        raise RuleErrors([RuleError(f"no such rule file or directory: {p}")])
+    return [p]
+
+
+def load_rulebase(target: str | Path | list) -> RuleBase:
+    """Load, check and index rule files; raises RuleErrors (every error found) on failure.
+    Warnings (unreachable goals, rule cycles) are kept in ``rb.warnings``."""
+    files = rule_files(target)
+    if not files:
+        raise RuleErrors([RuleError(f"no .rules files in {target}")])
+    parsed, errors = _collect(files)
+    if errors:  # syntax errors first: semantic checks on half-parsed files would only add noise
+        raise RuleErrors(errors)
+    rb = RuleBase()
+    rb.files = [pf.path for pf in parsed]
+    rb.texts = {pf.path: pf.text for pf in parsed}
+    ck = Checker(rb.texts, rb.types, rb.entities, rb.relations)
+    first_def: dict[tuple[str, str], Location] = {}
+
+    def define(kind: str, name: str, loc: Location) -> bool:
+        prev = first_def.get((kind, name))
+        if prev:
+            ck.error(f"duplicate {kind} '{name}' (first defined at {prev})", loc)
+            return False
+        first_def[(kind, name)] = loc
+        return True
+
+    for pf in parsed:
+        for t in pf.types:
+            if define("type", t.name, t.location):
+                rb.types[t.name] = t
+        for e in pf.entities:
+            rb.types.setdefault(e.type, m.EntityType(e.type, None, [], e.location))
+            if define("entity", e.id, e.location):
+                rb.entities[e.id] = e
+    for t in rb.types:
+        if t in m.VALUE_TYPES:
+            ck.error(f"'{t}' is a built-in value type and cannot be an entity type", rb.types[t].location)
+    for pf in parsed:
+        for r in pf.relations:
+            if define("relation", r.name, r.location):
+                rb.relations[r.name] = r
+                ck.check_signature(r)
+    ck.alias_index.clear()
+    for e in rb.entities.values():
+        for n in e.names:
+            key = normalise_name(n)
+            other = rb._alias.get((e.type, key))
+            if other and other != e.id:
+                ck.error(f"alias '{n}' of {e.id} already names {other}", e.location)
+            rb._alias.setdefault((e.type, key), e.id)
+            ck.alias_index.setdefault((e.type, n.strip().lower()), e.id)
+    aliases_by_type: dict[str, list[str]] = {t: [] for t in rb.types}
+    for e in rb.entities.values():
+        aliases_by_type[e.type].extend(e.names)
+    for pf in parsed:
+        for p in pf.patterns:
+            define("rule id", p.id, p.location)
+            rb_pattern = _check_pattern(p, ck, rb, aliases_by_type)
+            if rb_pattern:
+                rb.patterns.append(rb_pattern)
+        for f in pf.facts:
+            atom = ck.check_atom(f.atom, {}, ground=True)
+            if all(isinstance(a, m.Const) for a in atom.args):
+                rb.facts.append(Fact(atom.relation, tuple(a.value for a in atom.args), max(-1.0, min(1.0, f.cf)),
+                                     Provenance("rulebase", doc_id=f.location.path, start=f.location.line)))
+        for r in pf.rules:
+            define("rule id", r.id, r.location)
+            rb.forward_rules.append(ck.check_forward(r))
+        for g in pf.goals:
+            define("rule id", g.id, g.location)
+            rb.backward_rules.append(ck.check_backward(g))
+    _reachability(rb, ck)
+    for cycle in find_cycles(rb.forward_rules):
+        r0 = rb.rule(cycle[0])
+        ck.warn(f"rules {' -> '.join(cycle)} form a cycle (each asserts what another matches); forward "
+                f"chaining stops at its firing limit if they keep asserting new facts", r0.location)
+    if ck.errors:
+        ck.errors.sort(key=lambda e: (rb.files.index(e.path) if e.path in rb.files else 0, e.line or 0, e.column or 0))
+        raise RuleErrors(ck.errors)
+    rb.warnings = ck.warnings
+    return rb
+
+
+def _check_pattern(p: m.Pattern, ck: Checker, rb: RuleBase, aliases_by_type) -> CompiledPattern | None:
+    try:
+        cp = compile_pattern(p, aliases_by_type, set(m.VALUE_TYPES))
+    except PatternError as exc:
+        loc = p.text_location
+        ck.error(str(exc), Location(loc.path, loc.line, loc.column + (3 if p.regex else 1) + exc.offset))
+        return None
+    names = {c.name: c for c in cp.captures}
+    args = []
+    for a in p.atom.args:  # a bare name that is a placeholder becomes a variable
+        if isinstance(a, m.Const) and isinstance(a.value, str) and not a.quoted and a.value in names:
+            args.append(m.Var(a.value, a.location))
+        else:
+            args.append(a)
+    atom = replace(p.atom, args=tuple(args))
+    var_types = {c.name: c.type for c in cp.captures}
+    atom = ck.check_atom(atom, var_types)
+    for a in atom.args:
+        if isinstance(a, m.Wildcard):
+            ck.error(f"pattern {p.id} cannot produce a wildcard _", a.location)
+    cp.pattern = replace(p, atom=atom)
+    return cp
+
+
+def _reachability(rb: RuleBase, ck: Checker) -> None:
+    """Warn about goals that can never be proved: a premise relation nothing produces."""
+    produced = {cp.pattern.atom.relation for cp in rb.patterns} | {f.relation for f in rb.facts}
+    produced |= {a.atom.relation for r in rb.forward_rules for a in r.actions if isinstance(a, m.AssertAction)}
+    changed = True
+    while changed:
+        changed = False
+        for g in rb.backward_rules:
+            need = {c.relation for c in g.premises if isinstance(c, m.Atom)}
+            if g.head.relation not in produced and need <= produced:
+                produced.add(g.head.relation)
+                changed = True
+    for g in rb.backward_rules:
+        missing = sorted({c.relation for c in g.premises if isinstance(c, m.Atom)} - produced)
+        if missing and g.head.relation in rb.relations:
+            ck.warn(f"goal {g.id} is unreachable: nothing produces {', '.join(missing)} (no pattern, fact, "
+                    f"rule or reachable goal)", g.location)

@@ -1,0 +1,191 @@
+"""create_app: the FastAPI application factory (components, middleware, error handlers, routes)."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from api.metrics import ServiceMetrics
+from api.security import PathRefused, RequestGuard
+from api.settings import Settings
+from api.state import ServiceState, SwappableRetriever, build_components
+from neural.async_engine import (AsyncEngine, EngineClient, EngineDeadError, QueueFullError,
+                                 RequestCancelledError)
+from neural.errors import EngineError
+
+log = logging.getLogger("verirag.api")
+_ENDPOINTS = {"/ask", "/v1/chat/completions", "/v1/models", "/healthz", "/readyz", "/metrics", "/rules",
+              "/rules/reload", "/documents"}
+
+
+def _error(status: int, kind: str, message: str, request: Request, headers: dict | None = None) -> JSONResponse:
+    rid = getattr(request.state, "request_id", None)
+    return JSONResponse({"error": {"type": kind, "message": message, "request_id": rid}}, status, headers)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:10]:  # never echo the input back: it may be huge or sensitive
+        if err.get("type") == "json_invalid":
+            pos = err.get("loc", ("body", "?"))[-1]
+            reason = (err.get("ctx") or {}).get("error", "invalid JSON")
+            parts.append(f"malformed JSON body at position {pos}: {reason}")
+            continue
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def install_error_handlers(app: FastAPI, settings: Settings) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, "invalid_request", _validation_message(exc), request)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        kind = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                413: "payload_too_large", 503: "unavailable"}.get(exc.status_code, "error")
+        detail = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if detail == "There was an error parsing the body":
+            detail = "request body is not valid JSON (or not UTF-8)"
+        return _error(exc.status_code, kind, detail, request, exc.headers)
+
+    @app.exception_handler(QueueFullError)
+    async def _full(request: Request, exc: QueueFullError) -> JSONResponse:
+        request.app.state.svc.metrics.queue_full.inc()
+        return _error(503, "overloaded", str(exc), request, {"Retry-After": str(settings.retry_after_s)})
+
+    @app.exception_handler(EngineDeadError)
+    async def _dead(request: Request, exc: EngineDeadError) -> JSONResponse:
+        return _error(503, "unavailable", "the engine is not running", request)
+
+    @app.exception_handler(RequestCancelledError)
+    async def _cancelled(request: Request, exc: RequestCancelledError) -> JSONResponse:
+        return _error(499, "cancelled", "request cancelled", request)
+
+    @app.exception_handler(EngineError)
+    async def _engine(request: Request, exc: EngineError) -> JSONResponse:
+        if isinstance(exc, ValueError):  # prompt too long, bad sampling: the caller's input
+            return _error(400, "invalid_request", str(exc), request)
+        log.exception("engine error (request %s)", getattr(request.state, "request_id", None))
+        return _error(500, "internal_error", "internal error", request)
+
+    @app.exception_handler(PathRefused)
+    async def _refused(request: Request, exc: PathRefused) -> JSONResponse:
+        return _error(403, "forbidden", str(exc), request)
+
+
+
+class _CrashGuard:
+    """Turns any unhandled exception into a generic 500 with the request id (the traceback goes to the
+    server log only), and keeps the connection usable (Starlette's own 500 path re-raises)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def tracking_send(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            rid = (scope.get("state") or {}).get("request_id")
+            log.error("unhandled error (request %s)", rid, exc_info=exc)
+            if started:  # mid-stream: nothing sensible can be sent any more
+                return
+            body = json.dumps({"error": {"type": "internal_error", "message": "internal error",
+                                         "request_id": rid}}).encode()
+            await send({"type": "http.response.start", "status": 500,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+
+class _MetricsMiddleware:
+    """Counts requests and observes latency per endpoint template (pure ASGI: streaming-safe)."""
+
+    def __init__(self, app: Any, metrics: ServiceMetrics) -> None:
+        self.app, self.metrics = app, metrics
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+        endpoint = path if path in _ENDPOINTS else ("/documents/{id}" if path.startswith("/documents/")
+                                                    else "other")
+        status = {"code": 500}
+        t0 = time.perf_counter()
+
+        async def send_status(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            self.metrics.requests.labels(endpoint, str(status["code"])).inc()
+            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - t0)
+
+
+def create_app(settings: Settings | None = None, *, answerer: Any = None, engine: Any = None,
+               async_engine: AsyncEngine | None = None, retriever: Any = None,
+               rulebase_holder: Any = None, build_missing: bool = False) -> FastAPI:
+    """Build the app. Components not passed are loaded from the settings when build_missing is True
+    (what `verirag serve` does); tests inject small fakes or the real components directly."""
+    settings = settings or Settings()
+    if build_missing and engine is None and async_engine is None:
+        built = build_components(settings)
+        engine = built["engine"]
+        retriever = retriever if retriever is not None else built.get("retriever")
+        rulebase_holder = rulebase_holder if rulebase_holder is not None else built.get("rulebase_holder")
+    owns = async_engine is None and engine is not None
+    if owns:
+        async_engine = AsyncEngine(engine, max_pending=settings.max_pending)
+    metrics = ServiceMetrics(lambda: async_engine.metrics() if async_engine is not None else None)
+    swappable = SwappableRetriever(retriever) if retriever is not None else None
+    if answerer is None and async_engine is not None and swappable is not None and rulebase_holder is not None:
+        from pipeline import Answerer
+
+        answerer = Answerer(EngineClient(async_engine), swappable, rulebase_holder)
+    state = ServiceState(settings=settings, metrics=metrics, async_engine=async_engine, answerer=answerer,
+                         retriever=swappable, rules=rulebase_holder, owns_engine=owns,
+                         model_name=str(settings.model or "SmolLM2-135M-Instruct"))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+        yield
+        state.close()
+
+    app = FastAPI(title="verirag", version="0.1.0", lifespan=lifespan,
+                  description="Neuro-symbolic RAG: answers verified against documents and rules.")
+    app.state.svc = state
+    install_error_handlers(app, settings)
+    from api import routes_admin, routes_ask, routes_openai
+
+    app.include_router(routes_ask.router)
+    app.include_router(routes_openai.router)
+    app.include_router(routes_admin.router)
+    app.add_middleware(_CrashGuard)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["content-type", "x-api-key", "x-request-id"])
+    app.add_middleware(_MetricsMiddleware, metrics=metrics)
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_request_bytes)
+    return app

@@ -1,0 +1,160 @@
+"""The HTTP API contract: pydantic request/response models with their field limits (DESIGN §3)."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_QUESTION_CHARS = 4000
+MAX_MESSAGE_CHARS = 32_000
+MAX_MESSAGES = 64
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- /ask ------------------------------------------------------------------------------------------
+class AskRequest(_Strict):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    top_k: int = Field(5, ge=1, le=50)
+    max_tokens: int = Field(256, ge=1, le=4096)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    policy: Literal["flag", "abstain", "regenerate"] = "regenerate"
+    stream: bool = False
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("question must not be blank")
+        if "\x00" in v:
+            raise ValueError("question must not contain NUL characters")
+        return v
+
+
+class Citation(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    doc_id: str
+    start: int | None = None
+    end: int | None = None
+    text: str = ""
+
+
+class ClaimOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    text: str
+    start: int | None = None
+    end: int | None = None
+    relation: str | None = None
+    verdict: Literal["supported", "contradicted", "unsupported", "violates_rule"]
+    cf: float
+    rule_ids: list[str] = []
+    explanation: str = ""
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class AskResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    answer: str
+    status: Literal["verified", "regenerated", "flagged", "abstained"]
+    citations: list[Citation] = []
+    claims: list[ClaimOut] = []
+    attempts: int | list[Any] = 1
+    timings_ms: dict[str, float] = {}
+    usage: Usage = Usage()
+    request_id: str | None = None
+
+
+# -- OpenAI-compatible chat completions --------------------------------------------------------------
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    type: Literal["text"]
+    text: str = Field(max_length=MAX_MESSAGE_CHARS)
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # name, tool_calls... are accepted and ignored
+    role: Literal["system", "user", "assistant", "developer"]
+    content: str | list[ContentPart] = Field(max_length=MAX_MESSAGE_CHARS)
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(p.text for p in self.content)
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(BaseModel):
+    # OpenAI clients send many optional fields (presence_penalty, logit_bias, user, tools...): ignore
+    model_config = ConfigDict(extra="ignore")
+    model: str | None = Field(None, max_length=256)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
+    max_tokens: int | None = Field(None, ge=1, le=4096)
+    max_completion_tokens: int | None = Field(None, ge=1, le=4096)
+    temperature: float = Field(1.0, ge=0.0, le=2.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    n: int = Field(1, ge=1, le=1)
+    stop: str | list[str] | None = None
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+
+    @field_validator("stop")
+    @classmethod
+    def _stops(cls, v: str | list[str] | None) -> list[str]:
+        stops = [v] if isinstance(v, str) else (v or [])
+        if len(stops) > 4 or any(not s or len(s) > 64 for s in stops):
+            raise ValueError("stop must be at most 4 non-empty strings of at most 64 characters")
+        return stops
+
+
+# -- admin -----------------------------------------------------------------------------------------
+class IngestRequest(_Strict):
+    path: str = Field(".", min_length=1, max_length=1024, description="file or folder inside the KB root")
+
+
+class IngestResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    path: str
+    documents: int
+    chunks: int | None = None
+    errors: list[str] = []
+
+
+class RuleOut(BaseModel):
+    id: str
+    message: str | None = None
+    location: str | None = None
+    kind: str | None = None
+
+
+class RulesResponse(BaseModel):
+    count: int
+    rules: list[RuleOut]
+
+
+class ReloadResponse(BaseModel):
+    reloaded: bool
+    count: int
+    errors: list[str] = []
+
+
+class ErrorBody(BaseModel):
+    type: str
+    message: str
+    request_id: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody

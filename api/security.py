@@ -1,0 +1,135 @@
+"""Security boundaries: API keys, request body size limit, request ids, and KB-root path confinement."""
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from fastapi import HTTPException, Request
+from pydantic import SecretStr
+
+REQUEST_ID_HEADER = "x-request-id"
+
+
+class PathRefused(ValueError):
+    """An ingest/delete path escapes the KB root (traversal, absolute path elsewhere, or symlink)."""
+
+
+def _key_matches(given: str | None, expected: SecretStr) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), expected.get_secret_value().encode())
+
+
+def require_key(request: Request, expected: SecretStr | None, *, admin: bool) -> None:
+    """Admin endpoints always need a key (refused while none is configured); others only when set."""
+    given = request.headers.get("x-api-key")
+    if expected is None:
+        if admin:
+            raise HTTPException(403, "admin endpoints are disabled: set VERIRAG_ADMIN_API_KEY")
+        return
+    if not _key_matches(given, expected):
+        raise HTTPException(401, "missing or invalid X-API-Key header", headers={"WWW-Authenticate": "ApiKey"})
+
+
+def confine(kb_root: Path, user_path: str) -> Path:
+    """Resolve user_path inside kb_root; refuse traversal, outside absolute paths and symlink escapes.
+
+    A folder is also scanned: any symlink inside it is refused, so nothing outside the root is read.
+    """
+    if "\x00" in user_path:
+        raise PathRefused("path must not contain NUL characters")
+    root = kb_root.resolve()
+    raw = Path(user_path)
+    candidate = raw if raw.is_absolute() else root / raw
+    # check every existing component for symlinks before resolving, so a link to inside is refused too:
+    # documents are data and their location must be a plain path under the root
+    probe = root
+    try:
+        rel_parts = candidate.relative_to(root).parts if candidate.is_absolute() else raw.parts
+    except ValueError:
+        raise PathRefused(f"{user_path!r} is outside the knowledge-base root") from None
+    for part in rel_parts:
+        if part == "..":
+            raise PathRefused(f"{user_path!r}: '..' is not allowed")
+        probe = probe / part
+        if probe.is_symlink():
+            raise PathRefused(f"{user_path!r}: symbolic links are not allowed")
+    resolved = candidate.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise PathRefused(f"{user_path!r} is outside the knowledge-base root")
+    if not resolved.exists():
+        raise FileNotFoundError(f"{user_path!r} does not exist in the knowledge base")
+    if resolved.is_dir():
+        for dirpath, dirnames, filenames in os.walk(resolved):
+            for name in dirnames + filenames:
+                if os.path.islink(os.path.join(dirpath, name)):
+                    rel = os.path.relpath(os.path.join(dirpath, name), root)
+                    raise PathRefused(f"{rel!r}: symbolic links are not allowed inside the knowledge base")
+    return resolved
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from receive() when a body without Content-Length grows past the limit (-> 413)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(413, message)
+
+
+def _error_body(status: int, kind: str, message: str, request_id: str | None) -> bytes:
+    return json.dumps({"error": {"type": kind, "message": message, "request_id": request_id}}).encode()
+
+
+class RequestGuard:
+    """Pure ASGI middleware: assigns a request id and enforces the body size limit while streaming in."""
+
+    def __init__(self, app: Any, max_body_bytes: int) -> None:
+        self.app, self.max_body_bytes = app, max_body_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        given = headers.get(REQUEST_ID_HEADER.encode(), b"").decode("latin-1")
+        rid = given if given and len(given) <= 64 and given.isprintable() else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = rid
+
+        async def send_with_id(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers") or []) + [
+                    (REQUEST_ID_HEADER.encode(), rid.encode())
+                ]
+            await send(message)
+
+        async def refuse(message: str) -> None:
+            body = _error_body(413, "payload_too_large", message, rid)
+            await send_with_id({"type": "http.response.start", "status": 413,
+                                "headers": [(b"content-type", b"application/json"),
+                                            (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        length = headers.get(b"content-length")
+        limit_msg = f"request body exceeds {self.max_body_bytes} bytes"
+        if length is not None:
+            try:
+                too_big = int(length) > self.max_body_bytes
+            except ValueError:
+                too_big = False
+            if too_big:
+                return await refuse(limit_msg)
+        received = 0
+
+        async def receive_limited() -> dict:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    raise BodyTooLarge(limit_msg)
+            return message
+
+        try:
+            await self.app(scope, receive_limited, send_with_id)
+        except BodyTooLarge:
+            await refuse(limit_msg)

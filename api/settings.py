@@ -1,0 +1,124 @@
+"""Service settings: defaults < config file (TOML/YAML/JSON) < VERIRAG_* env vars < CLI flags."""
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+
+class SettingsError(ValueError):
+    """The configuration (file, env vars or flags) is invalid; the message says which key and why."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="VERIRAG_", extra="forbid", validate_default=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    # knowledge base + its index; the index defaults to retrieval's <kb_dir>/../.verirag/index
+    kb_dir: Path | None = None
+    index_dir: Path | None = None
+    rules_dir: Path | None = None
+    model: str | None = None  # None = the default SmolLM2 GGUF
+    device: str = "auto"
+    dtype: str = "float32"
+    kv_cache_bytes: int | None = Field(None, gt=0)
+    max_num_seqs: int = Field(64, ge=1)
+    # security
+    api_key: SecretStr | None = None  # required on /ask and /v1/* when set
+    admin_api_key: SecretStr | None = None  # admin endpoints are refused until this is set
+    cors_origins: list[str] = []
+    max_request_bytes: int = Field(256 * 1024, ge=1024)
+    # limits
+    max_pending: int = Field(256, ge=1)  # unfinished engine requests before 503
+    max_concurrent_asks: int = Field(64, ge=1)  # /ask worker threads
+    max_tokens_limit: int = Field(2048, ge=1)
+    retry_after_s: int = Field(1, ge=1)
+    log_level: str = "info"
+
+    @field_validator("api_key", "admin_api_key")
+    @classmethod
+    def _non_empty_key(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and len(v.get_secret_value()) < 8:
+            raise ValueError("API keys must be at least 8 characters")
+        return v
+
+    @property
+    def resolved_index_dir(self) -> Path | None:
+        if self.index_dir is not None:
+            return self.index_dir
+        if self.kb_dir is not None:
+            from retrieval.ingest import default_index_dir  # one rule for where an index lives
+
+            return default_index_dir(self.kb_dir)
+        return None
+
+    def describe(self) -> str:
+        """One `key = value` line per setting, secrets masked (printed at start-up)."""
+        lines = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = "********"
+            lines.append(f"  {name} = {value}")
+        return "\n".join(lines)
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    def __init__(self, settings_cls: type[BaseSettings], values: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self.values = values
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self.values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise SettingsError(f"{path}: config file not found")
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        elif path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            raise SettingsError(f"{path}: config file must be .toml, .yaml/.yml or .json")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot parse config file: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("verirag"), dict):
+        data = data["verirag"]  # allow a [verirag] table
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: config file must hold a mapping of settings")
+    return data
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build Settings; overrides (CLI flags) that are None are ignored. Raises SettingsError."""
+    file_values = read_config_file(config_file) if config_file else {}
+
+    class _Settings(Settings):
+        @classmethod
+        def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                       file_secret_settings):  # type: ignore[override]
+            return init_settings, env_settings, _FileSource(settings_cls, file_values)
+
+    try:
+        made = _Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in exc.errors()
+        )
+        raise SettingsError(f"invalid settings: {problems}") from None
+    return Settings.model_construct(**made.model_dump())

@@ -1,0 +1,95 @@
+"""ServiceState: the live components one app serves (engine loop, answerer, retriever, rules, metrics)."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from api.metrics import ServiceMetrics
+from api.settings import Settings
+from neural.async_engine import AsyncEngine
+
+
+class SwappableRetriever:
+    """Delegates to the current Retriever; POST/DELETE /documents swap in a re-opened index atomically."""
+
+    def __init__(self, retriever: Any) -> None:
+        self.current = retriever
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        return self.current.search(*args, **kwargs)
+
+    def document_text(self, doc_id: str) -> str:
+        return self.current.document_text(doc_id)
+
+    def __getattr__(self, name: str) -> Any:  # anything else the pipeline may use
+        return getattr(self.current, name)
+
+
+@dataclass
+class ServiceState:
+    settings: Settings
+    metrics: ServiceMetrics
+    async_engine: AsyncEngine | None = None
+    answerer: Any | None = None
+    retriever: SwappableRetriever | None = None
+    rules: Any | None = None  # symbolic.RuleBaseHolder-like: .current, .reload()
+    model_name: str = "verirag"
+    owns_engine: bool = False
+    executor: ThreadPoolExecutor = field(default=None)  # type: ignore[assignment]
+    asks_in_flight: int = 0
+    asks_lock: threading.Lock = field(default_factory=threading.Lock)
+    ingest_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.executor is None:
+            self.executor = ThreadPoolExecutor(self.settings.max_concurrent_asks,
+                                               thread_name_prefix="verirag-ask")
+
+    def try_begin_ask(self) -> bool:
+        with self.asks_lock:
+            if self.asks_in_flight >= self.settings.max_concurrent_asks:
+                return False
+            self.asks_in_flight += 1
+            return True
+
+    def end_ask(self) -> None:
+        with self.asks_lock:
+            self.asks_in_flight -= 1
+
+    def readiness(self) -> dict[str, bool]:
+        rb = getattr(self.rules, "current", None) if self.rules is not None else None
+        return {
+            "model": self.async_engine is not None and self.async_engine.alive,
+            "index": self.retriever is not None and self.retriever.current is not None,
+            "rules": rb is not None,
+            "answerer": self.answerer is not None,
+        }
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        if self.owns_engine and self.async_engine is not None:
+            self.async_engine.shutdown()
+
+
+def build_components(settings: Settings) -> dict[str, Any]:
+    """Load the real engine, index and rules named by the settings (imports are lazy: heavy)."""
+    from neural import Engine, EngineConfig
+
+    engine = Engine(EngineConfig(model=settings.model, device=settings.device, dtype=settings.dtype,
+                                 kv_cache_bytes=settings.kv_cache_bytes,
+                                 max_num_seqs=settings.max_num_seqs))
+    parts: dict[str, Any] = {"engine": engine}
+    index_dir = settings.resolved_index_dir
+    if settings.kb_dir is not None and index_dir is not None:
+        from retrieval import Retriever, ingest
+
+        if not (index_dir.exists() and any(index_dir.iterdir())):
+            ingest(settings.kb_dir, index_dir)
+        parts["retriever"] = Retriever.open(index_dir)
+    if settings.rules_dir is not None:
+        from symbolic import RuleBaseHolder
+
+        parts["rulebase_holder"] = RuleBaseHolder(settings.rules_dir)
+    return parts

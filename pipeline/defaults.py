@@ -1,0 +1,14 @@
+"""Where the embedded default domain lives: the repo's kb/ and rules/ (the one place these paths are set)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_KB_DIR = REPO_ROOT / "kb"
+DEFAULT_RULES_DIR = REPO_ROOT / "rules"
+
+
+def default_index_dir(kb_dir: str | Path) -> Path:
+    """The index next to the KB (retrieval's convention: ``<kb>/../.verirag/index``)."""
+    from retrieval import default_index_dir as _retrieval_default
+    return _retrieval_default(kb_dir)

@@ -1,0 +1,148 @@
+"""Claims from an answer and evidence facts from passages: rule-file patterns plus normalised values."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from symbolic import Claim, Fact
+from symbolic.values import VALUE_REGEX, parse_value
+
+# Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
+SUPERSEDED_CF_FACTOR = 0.5
+
+_CITATION_RE = re.compile(r"\[(\d{1,3})\]")
+# A sentence ends at . ! ? 。！？ or a newline; trailing citations ("... 25 days. [1]") stay with it.
+_SENTENCE_RE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|\n|$)(?:\s*\[\d{1,3}\])*", re.S)
+_VALUE_ORDER = ("date", "money", "percent", "duration", "quantity", "number")
+_VALUE_RE = [(kind, re.compile(VALUE_REGEX[kind], re.IGNORECASE)) for kind in _VALUE_ORDER]
+
+
+@dataclass
+class ValueMention:
+    """A number/date/money/percentage/duration stated in a text, normalised with its unit."""
+
+    value: Any
+    kind: str
+    text: str
+    start: int
+    end: int
+    cited: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EvidenceValue:
+    value: Any
+    text: str
+    doc_id: str
+    start: int               # span in the document's text
+    end: int
+    superseded: bool
+
+
+def mask_citations(text: str) -> str:
+    """Blank out the [n] markers (same length, so spans stay valid) so "[2]" is never read as a value."""
+    return _CITATION_RE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _SENTENCE_RE.finditer(text) if m.group(0).strip()]
+
+
+def citations_in(text: str, passages: Sequence[Any]) -> list[str]:
+    """The doc ids of the [n] markers in ``text`` (``passages[n-1]`` is source [n]); bad n are ignored."""
+    out: list[str] = []
+    for m in _CITATION_RE.finditer(text):
+        n = int(m.group(1))
+        if 1 <= n <= len(passages) and passages[n - 1].doc_id not in out:
+            out.append(passages[n - 1].doc_id)
+    return out
+
+
+def cited_indices(text: str, n_sources: int) -> list[int]:
+    seen: list[int] = []
+    for m in _CITATION_RE.finditer(text):
+        n = int(m.group(1))
+        if 1 <= n <= n_sources and n not in seen:
+            seen.append(n)
+    return seen
+
+
+def _cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str, passages: Sequence[Any]) -> list[str]:
+    """Citations in the claim's sentence; if it has none, those of the next sentence (models often
+    put the marker after the full stop or at the end of the answer)."""
+    for i, (s, e) in enumerate(sents):
+        if s <= span[0] < e:
+            own = citations_in(answer[s:e], passages)
+            if own or i + 1 >= len(sents):
+                return own if own else citations_in(answer, passages)
+            return citations_in(answer[sents[i + 1][0]:sents[i + 1][1]], passages) or citations_in(answer, passages)
+    return citations_in(answer, passages)
+
+
+def find_values(text: str) -> list[tuple[Any, str, int, int]]:
+    """Every value in ``text`` as (value, kind, start, end), longest-kind first, non-overlapping."""
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[Any, str, int, int]] = []
+    for kind, rx in _VALUE_RE:
+        for m in rx.finditer(text):
+            s, e = m.span()
+            if s == e or any(s < te and ts < e for ts, te in taken):
+                continue
+            try:
+                value = parse_value(m.group(0))
+            except (ValueError, OverflowError):
+                continue
+            taken.append((s, e))
+            found.append((value, kind, s, e))
+    return sorted(found, key=lambda f: f[2])
+
+
+def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any) -> tuple[list[Claim], list[ValueMention]]:
+    """The answer's relation claims (rule-file patterns) and its stated values, each with its span and
+    the doc ids it cites. Values inside a relation claim's span are checked by that claim, not twice."""
+    masked = mask_citations(answer)
+    sents = sentences(answer)
+    claims: list[Claim] = []
+    for fact, s, e in _dedupe(rulebase.extract(masked, source=_provenance("answer"))):
+        claims.append(Claim(fact=fact, text=answer[s:e], start=s, end=e,
+                            cited=_cited_for((s, e), sents, answer, passages)))
+    values = []
+    for value, kind, s, e in find_values(masked):
+        if any(c.start <= s and e <= c.end for c in claims):
+            continue
+        values.append(ValueMention(value, kind, answer[s:e], s, e, _cited_for((s, e), sents, answer, passages)))
+    return claims, values
+
+
+def _dedupe(found: list[tuple[Fact, int, int]]) -> list[tuple[Fact, int, int]]:
+    """Several patterns often read the same statement: one claim per fact, on its widest span."""
+    out: list[tuple[Fact, int, int]] = []
+    for fact, s, e in sorted(found, key=lambda f: (f[1], -(f[2] - f[1]))):
+        if any(f.key == fact.key and s < oe and os_ < e for f, os_, oe in out):
+            continue
+        out.append((fact, s, e))
+    return out
+
+
+def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact], list[EvidenceValue]]:
+    """Facts and values stated by the retrieved passages, with provenance (doc id, span in the
+    document); facts from superseded documents get a lower certainty factor."""
+    facts: list[Fact] = []
+    values: list[EvidenceValue] = []
+    for p in passages:
+        superseded = bool(getattr(p, "superseded", False))
+        for fact, s, e in rulebase.extract(p.text, source=_provenance("document", p.doc_id, p.start, p.end, superseded)):
+            prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded)
+            cf = fact.cf * (SUPERSEDED_CF_FACTOR if superseded else 1.0)
+            facts.append(dataclasses.replace(fact, cf=cf, provenance=prov))
+        for value, _kind, s, e in find_values(p.text):
+            values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded))
+    return facts, values
+
+
+def _provenance(source: str, doc_id: str | None = None, start: int | None = None, end: int | None = None,
+                superseded: bool = False) -> Any:
+    from symbolic import Provenance
+    return Provenance(source, doc_id=doc_id, start=start, end=end, superseded=superseded)

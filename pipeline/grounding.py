@@ -1,0 +1,117 @@
+"""Turn verifier output and value checks into ClaimReports, and failures into regeneration feedback."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pipeline.extraction import SUPERSEDED_CF_FACTOR, EvidenceValue, ValueMention
+from pipeline.types import ClaimReport, Violation
+from symbolic.values import Date, Money, Percentage, Quantity
+
+# A value stated by a retrieved passage the answer did not cite is support, but weaker.
+UNCITED_CF = 0.8
+
+
+def _magnitude(v: Any) -> float | None:
+    if isinstance(v, Quantity):
+        return v.value
+    if isinstance(v, Money):
+        return v.amount
+    if isinstance(v, Percentage):
+        return v.value
+    return None
+
+
+def values_match(stated: Any, evidence: Any) -> bool:
+    """Equal after normalisation; a bare number in the answer ("within 30") also matches the same
+    number with a unit in the documents ("30 days"), and a bare year matches a date's year."""
+    if stated == evidence:
+        return True
+    if isinstance(stated, Quantity) and stated.unit == "":
+        if isinstance(evidence, Date):
+            return float(evidence.value.year) == stated.value
+        mag = _magnitude(evidence)
+        return mag is not None and abs(mag - stated.value) < 1e-9
+    return False
+
+
+def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> list[ClaimReport]:
+    reports = []
+    for m in mentions:
+        hits = [ev for ev in evidence if values_match(m.value, ev.value)]
+        cited = [ev for ev in hits if ev.doc_id in m.cited]
+        best = sorted(cited or hits, key=lambda ev: ev.superseded)
+        if best:
+            ev = best[0]
+            cf = (1.0 if cited else UNCITED_CF) * (SUPERSEDED_CF_FACTOR if ev.superseded else 1.0)
+            how = f"{ev.doc_id} states {ev.text!r}" + (" (a superseded document)" if ev.superseded else "")
+            if not cited:
+                how += "; the answer does not cite that source"
+            reports.append(ClaimReport(m.text, m.start, m.end, "value", "supported", cf, [], how, m.cited, "value",
+                                       [_ev_dict(ev)]))
+        else:
+            same_kind = [ev for ev in evidence if type(ev.value) is type(m.value)]
+            shown = [ev for ev in same_kind if ev.doc_id in m.cited] or same_kind
+            said = "; ".join(f"{ev.doc_id}: {ev.text!r}" for ev in shown[:4])
+            why = f"no retrieved document states {m.text!r}" + (f"; the documents state {said}" if said else "")
+            reports.append(ClaimReport(m.text, m.start, m.end, "value", "unsupported", 0.0, [], why, m.cited, "value",
+                                       [_ev_dict(ev) for ev in shown[:4]]))
+    return reports
+
+
+def _ev_dict(ev: EvidenceValue) -> dict:
+    return {"doc_id": ev.doc_id, "start": ev.start, "end": ev.end, "text": ev.text, "superseded": ev.superseded}
+
+
+def _fact_text(fact: Any, passages: Sequence[Any]) -> dict:
+    prov = fact.provenance
+    text = ""
+    for p in passages:
+        if p.doc_id == prov.doc_id and prov.start is not None and p.start <= prov.start and prov.end <= p.end:
+            text = p.text[prov.start - p.start: prov.end - p.start]
+            break
+    return {"doc_id": prov.doc_id, "start": prov.start, "end": prov.end, "text": text,
+            "superseded": bool(prov.superseded)}
+
+
+def relation_reports(verification: Any, evidence: Sequence[Any], passages: Sequence[Any]) -> list[ClaimReport]:
+    """ClaimReports from the verifier's ClaimVerdicts; failing claims carry what the documents state
+    for the same relation (the feedback quotes it)."""
+    reports = []
+    for cv in verification.claims:
+        claim = cv.claim
+        said = []
+        if cv.verdict != "supported":
+            said = [_fact_text(f, passages) for f in evidence if f.relation == claim.fact.relation]
+            said = [s for s in said if s["text"]][:4]
+        reports.append(ClaimReport(claim.text, claim.start, claim.end, claim.fact.relation, cv.verdict,
+                                   float(cv.cf), list(cv.rule_ids), cv.explanation, list(claim.cited),
+                                   "relation", said))
+    return reports
+
+
+def violations_of(verification: Any) -> list[Violation]:
+    out = []
+    for v in getattr(verification, "violations", []) or []:
+        rule_id = getattr(v, "rule_id", None) or getattr(getattr(v, "rule", None), "id", None) or "?"
+        message = getattr(v, "message", "") or str(v)
+        explanation = getattr(v, "explanation", "") or ""
+        out.append(Violation(str(rule_id), str(message), str(explanation)))
+    return out
+
+
+def feedback(reports: Sequence[ClaimReport], violations: Sequence[Violation], *, no_claims: bool = False,
+             max_items: int = 4) -> str:
+    """The regeneration instruction: which claim failed, which rule, and what the documents say."""
+    lines = ["Your answer is not supported by the sources:"]
+    for r in [r for r in reports if r.verdict != "supported"][:max_items]:
+        rule = f" (rule {', '.join(r.rule_ids)})" if r.rule_ids else ""
+        said = "; ".join(f"[{e['doc_id']}] \"{e['text']}\"" for e in r.evidence[:2])
+        what = f" The documents say: {said}." if said else " No source states it."
+        lines.append(f"- \"{r.text}\" is {r.verdict.replace('_', ' ')}{rule}.{what}")
+    for v in violations[:max_items]:
+        lines.append(f"- It breaks rule {v.rule_id}: {v.message}")
+    if no_claims:
+        lines.append("- It states no specific fact from the sources.")
+    lines.append("Answer again using only facts stated in the sources, with their exact numbers, and cite [n]. "
+                 "If the sources do not contain the answer, reply exactly: The documents do not say.")
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""The pipeline's public records: AskOptions (a request's knobs) and AnswerResult (what /ask returns)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+POLICIES = ("flag", "abstain", "regenerate")
+STATUSES = ("verified", "regenerated", "flagged", "abstained")
+MAX_QUESTION_CHARS = 4000
+STAGES = ("retrieve", "prefill", "decode", "extract", "verify")
+
+
+@dataclass
+class AskOptions:
+    """Per-request options. Policies: ``flag`` answers once and flags a failing answer; ``regenerate``
+    retries with feedback up to ``max_attempts`` then flags; ``abstain`` retries the same way then
+    abstains ("The documents do not say.") instead of returning a failing answer."""
+
+    top_k: int = 5
+    max_tokens: int = 256
+    temperature: float = 0.0
+    seed: int | None = None
+    policy: str = "regenerate"
+    max_attempts: int = 3
+
+    def validate(self) -> "AskOptions":
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {self.policy!r}")
+        if not isinstance(self.top_k, int) or not 1 <= self.top_k <= 50:
+            raise ValueError(f"top_k must be an integer in 1..50; got {self.top_k!r}")
+        if not isinstance(self.max_tokens, int) or not 1 <= self.max_tokens <= 4096:
+            raise ValueError(f"max_tokens must be an integer in 1..4096; got {self.max_tokens!r}")
+        if not 0.0 <= float(self.temperature) <= 2.0:
+            raise ValueError(f"temperature must be in 0..2; got {self.temperature!r}")
+        if not isinstance(self.max_attempts, int) or not 1 <= self.max_attempts <= 10:
+            raise ValueError(f"max_attempts must be an integer in 1..10; got {self.max_attempts!r}")
+        return self
+
+
+def validate_question(question: Any) -> str:
+    if not isinstance(question, str):
+        raise ValueError("question must be a string")
+    if not question.strip():
+        raise ValueError("question must not be empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ValueError(f"question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}")
+    if "\x00" in question:
+        raise ValueError("question must not contain NUL characters")
+    return question.strip()
+
+
+@dataclass
+class Citation:
+    index: int                # the [n] the prompt gave this passage
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    score: float = 0.0
+    superseded: bool = False
+
+
+@dataclass
+class ClaimReport:
+    """One checked claim of an answer: a rule-base relation or a stated value (number, date, …)."""
+
+    text: str
+    start: int
+    end: int
+    relation: str | None
+    verdict: str              # supported | contradicted | unsupported | violates_rule
+    cf: float
+    rule_ids: list[str] = field(default_factory=list)
+    explanation: str = ""
+    cited: list[str] = field(default_factory=list)
+    kind: str = "relation"    # relation | value
+    evidence: list[dict] = field(default_factory=list)   # what the documents say (doc id, span, text)
+
+
+@dataclass
+class Violation:
+    rule_id: str
+    message: str
+    explanation: str = ""
+
+
+@dataclass
+class Attempt:
+    answer: str
+    ok: bool
+    claims: list[ClaimReport]
+    violations: list[Violation]
+    abstained: bool
+    feedback: str | None
+    timings_ms: dict[str, float]
+    usage: dict[str, int]
+    finish_reason: str | None = None
+
+
+@dataclass
+class AnswerResult:
+    question: str
+    answer: str
+    status: str
+    citations: list[Citation]
+    claims: list[ClaimReport]
+    violations: list[Violation]
+    attempts: list[Attempt]
+    timings_ms: dict[str, float]
+    usage: dict[str, int]
+    policy: str = "regenerate"
+    reason: str = ""          # why the status (e.g. which check failed), human-readable
+
+    def to_dict(self) -> dict:
+        """The /ask response body of DESIGN §3 (plus ``violations``, ``reason`` and per-attempt detail)."""
+        d = asdict(self)
+        d["attempts"] = [asdict(a) for a in self.attempts]
+        return d

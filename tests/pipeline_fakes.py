@@ -1,0 +1,99 @@
+"""Deterministic stand-ins for the pipeline's collaborators: a scripted generator and a fixed retriever."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Iterator
+
+
+class WordTokenizer:
+    """One token per whitespace-separated word: token counts are easy to reason about in tests."""
+
+    eos_token_ids = {0}
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self.words: list[str] = ["<eos>"]
+
+    def encode(self, text: str) -> list[int]:
+        ids = []
+        for w in text.split():
+            if w not in self.vocab:
+                self.vocab[w] = len(self.words)
+                self.words.append(w)
+            ids.append(self.vocab[w])
+        return ids
+
+    def decode(self, ids: list[int]) -> str:
+        return " ".join(self.words[i] for i in ids)
+
+    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
+        text = "".join(f"<{m['role']}> {m['content']}\n" for m in messages)
+        return text + ("<assistant>" if add_generation_prompt else "")
+
+
+@dataclass
+class FakeOutput:
+    text: str
+    token_ids: list[int]
+    prompt_token_ids: list[int]
+    delta_text: str = ""
+    finished: bool = True
+    finish_reason: str | None = "stop"
+    metrics: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(ttft_s=0.01, e2e_s=0.03, prompt_tokens=None))
+
+
+class ScriptedGenerator:
+    """Answers with the next scripted text on every call, recording the messages it was given."""
+
+    def __init__(self, answers: list[str], max_model_len: int = 4096):
+        self.answers = list(answers)
+        self.calls: list[list[dict]] = []
+        self.sampling: list = []
+        self.tokenizer = WordTokenizer()
+        self.max_model_len = max_model_len
+
+    def _next(self, prompt: str, sampling) -> FakeOutput:
+        if not self.answers:
+            raise AssertionError("the generator was called more times than scripted")
+        self.sampling.append(sampling)
+        text = self.answers.pop(0)
+        return FakeOutput(text, self.tokenizer.encode(text), self.tokenizer.encode(prompt))
+
+    def chat(self, messages: list[dict], sampling=None) -> FakeOutput:
+        self.calls.append(messages)
+        return self._next(self.tokenizer.apply_chat_template(messages), sampling)
+
+    def stream(self, prompt: str, sampling=None) -> Iterator[FakeOutput]:
+        self.calls.append([{"role": "raw", "content": prompt}])
+        out = self._next(prompt, sampling)
+        words = out.text.split(" ")
+        for i in range(len(words)):
+            delta = (" " if i else "") + words[i]
+            yield FakeOutput(" ".join(words[: i + 1]), out.token_ids[: i + 1], out.prompt_token_ids, delta,
+                             i == len(words) - 1, "stop" if i == len(words) - 1 else None)
+
+
+@dataclass
+class FakePassage:
+    doc_id: str
+    text: str
+    score: float = 1.0
+    start: int = 0
+    end: int = 0
+    chunk_id: str = "c0"
+    superseded: bool = False
+    superseded_by: str | None = None
+
+    def __post_init__(self) -> None:
+        self.end = self.end or self.start + len(self.text)
+
+
+class FixedRetriever:
+    def __init__(self, passages: list[FakePassage]):
+        self.passages = passages
+        self.queries: list[tuple[str, int]] = []
+
+    def search(self, query: str, top_k: int = 5, **_: object) -> list[FakePassage]:
+        self.queries.append((query, top_k))
+        return self.passages[:top_k]

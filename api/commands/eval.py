@@ -1,0 +1,96 @@
+"""`verirag eval DATASET.jsonl ...` (system or detector runs) and `verirag eval compare A B`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_KB = "kb"
+DEFAULT_RULES = "rules"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "eval", help="offline evaluation: hallucination rate of the pipeline, or the verifier as a detector",
+        description="verirag eval DATASET.jsonl [options]  |  verirag eval compare A B")
+    p.add_argument("dataset", help="a JSON Lines dataset, or the word 'compare'")
+    p.add_argument("more", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument("--kb", default=DEFAULT_KB, help="knowledge-base folder (system runs; default: kb)")
+    p.add_argument("--rules", default=DEFAULT_RULES, help="rule folder (system runs; default: rules)")
+    p.add_argument("--index", default=None, help="index folder (default: next to the KB)")
+    p.add_argument("--model", default=None, help="model path (.gguf or HF folder); default SmolLM2 GGUF")
+    p.add_argument("--out", default=None, help="output folder (default: runs/<dataset name>-<mode>)")
+    p.add_argument("--limit", type=int, default=None, help="evaluate N items only")
+    p.add_argument("--seed", type=int, default=None, help="with --limit: a seeded random subset; also the sampling seed")
+    p.add_argument("--mode", choices=("auto", "system", "detector"), default="auto",
+                   help="dataset kind (auto: decided by the keys of the first line)")
+    p.add_argument("--max-tokens", type=int, default=256)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=handler)
+
+
+def _compare(paths: list[str]) -> int:
+    from pipeline.evaluation.compare import compare, format_table, load_summary
+
+    if len(paths) != 2:
+        print("error: usage: verirag eval compare RUN_A RUN_B (run folders or summary.json files)", file=sys.stderr)
+        return 2
+    a, b = load_summary(paths[0]), load_summary(paths[1])
+    print(format_table(compare(a, b), Path(paths[0]).name or paths[0], Path(paths[1]).name or paths[1]))
+    return 0
+
+
+def handler(args: argparse.Namespace) -> int:
+    from pipeline.evaluation.dataset import DatasetError
+    from pipeline.evaluation.runner import RunError
+
+    try:
+        if args.dataset == "compare":
+            return _compare(args.more)
+        if args.more:
+            print(f"error: unexpected arguments {args.more}", file=sys.stderr)
+            return 2
+        return _run(args)
+    except (DatasetError, RunError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pipeline.evaluation.dataset import load_dataset
+    from pipeline.evaluation.detector import DetectorConfig
+    from pipeline.evaluation.runner import RunError, RunSpec, run_eval
+
+    ds = load_dataset(args.dataset, args.mode)
+    out = Path(args.out or f"runs/{Path(args.dataset).parent.name}-{Path(args.dataset).stem}-{ds.kind}")
+    if ds.kind == "detector":
+        from pipeline.evaluation.processors import DetectorProcessor
+        from pipeline.evaluation.verifier_bridge import make_verify
+
+        cfg = DetectorConfig.for_language(ds.items[0].language)
+        verify, how = make_verify()
+        config = {"detector": cfg.__dict__, "claim_check": how}
+        process = DetectorProcessor(cfg, verify)
+    else:
+        from pipeline.evaluation.processors import SystemProcessor, read_support
+        from pipeline.evaluation.system import build_system
+
+        for name, path in (("--kb", args.kb), ("--rules", args.rules)):
+            if not Path(path).is_dir():
+                raise RunError(f"{name} {path}: no such folder")
+        support = read_support(args.kb, ds.items)
+        setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
+                             max_tokens=args.max_tokens)
+        config = setup.describe
+        process = SystemProcessor(setup.ask, support, setup.read_facts)
+    summary = run_eval(RunSpec(ds, out, args.limit, args.seed, config, progress=not args.no_progress), process)
+    print(json.dumps(_brief(summary), indent=2, ensure_ascii=False))
+    print(f"wrote {out}/results.jsonl, summary.json, report.html")
+    return 0
+
+
+def _brief(s: dict) -> dict:
+    if s["kind"] == "detector":
+        return {k: s[k] for k in ("n", "precision", "recall", "f1", "balanced_accuracy", "confusion")}
+    return {"n": s["n"], "headline": s["headline"], "status": s["status"]}

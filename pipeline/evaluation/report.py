@@ -1,0 +1,133 @@
+"""Self-contained HTML report of one run: tables plus matplotlib plots embedded as base64 PNG."""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; must precede pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+
+CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;"
+       "text-align:right}th{background:#f3f3f3}td:first-child{text-align:left}img{max-width:100%}"
+       ".bad{color:#b00}.ok{color:#070}pre{background:#f7f7f7;padding:8px;overflow:auto}")
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.3f}"
+    return html.escape(str(x))
+
+
+def _bars(groups: dict[str, dict], metric: str, title: str) -> str:
+    names = list(groups)
+    fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(names) + 2), 3.2))
+    width = 0.38
+    for i, mode in enumerate(("plain", "verified")):
+        ys = [groups[n][mode].get(metric) or 0.0 for n in names]
+        ax.bar([j + (i - 0.5) * width for j in range(len(names))], ys, width,
+               label="plain RAG" if mode == "plain" else "with verifier (verified only)")
+    ax.set_xticks(range(len(names)), names, rotation=20)
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def _hist(values: list[float], title: str, xlabel: str) -> str:
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.hist(values or [0.0], bins=30, color="#4878a8")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("items")
+    return _png(fig)
+
+
+def _confusion_plot(c: dict) -> str:
+    m = [[c["tp"], c["fn"]], [c["fp"], c["tn"]]]
+    fig, ax = plt.subplots(figsize=(3.6, 3.2))
+    ax.imshow(m, cmap="Blues")
+    for i in range(2):
+        for j in range(2):
+            ax.text(j, i, str(m[i][j]), ha="center", va="center", fontsize=13)
+    ax.set_xticks([0, 1], ["pred hallucinated", "pred faithful"])
+    ax.set_yticks([0, 1], ["hallucinated", "faithful"])
+    ax.set_title("confusion matrix")
+    return _png(fig)
+
+
+def _table(rows: list[list], header: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(x)}</td>" for x in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _system_html(s: dict, records: list[dict]) -> str:
+    h = s["headline"]
+    keys = ["n", "delivered", "coverage", "hallucination_rate", "hallucinations_per_question", "accuracy",
+            "abstention_rate", "correct_abstention"]
+    parts = [f"<h2>Headline</h2><p>Hallucination rate among delivered answers: plain RAG "
+             f"<b>{_fmt(h['plain_hallucination_rate'])}</b> → with verifier (status verified) "
+             f"<b>{_fmt(h['verified_hallucination_rate'])}</b>; reduction ×{_fmt(h['reduction_factor'])}; "
+             f"verified coverage {_fmt(h['verified_coverage'])}. Target (≥ 2× reduction) met: "
+             f"<b>{_fmt(h['target_met'])}</b>.</p>",
+             _table([[m] + [s[m][k] for k in keys] for m in ("plain", "verified")], ["mode"] + keys)]
+    for field in ("kind", "language"):
+        g = {k: {m: s[m][f"by_{field}"][k] for m in ("plain", "verified")} for k in s["plain"][f"by_{field}"]}
+        parts.append(f"<h2>By {field}</h2>")
+        parts.append(_table([[k, m] + [g[k][m][x] for x in keys] for k in g for m in ("plain", "verified")],
+                            [field, "mode"] + keys))
+        parts.append(_bars(g, "hallucination_rate", f"hallucination rate by {field}"))
+        parts.append(_bars(g, "accuracy", f"accuracy by {field}"))
+    parts.append("<h2>Status distribution</h2>" + _table(sorted(s["status"].items()), ["status", "count"]))
+    parts.append("<h2>Latency</h2>" + _hist([r.get("latency_ms", 0) / 1000 for r in records],
+                                            "latency per question", "seconds"))
+    bad = [r for r in records if r["verified"]["delivered"] and r["verified"]["hallucinated"]][:50]
+    parts.append("<h2>Hallucinations that passed the verifier</h2>" + _table(
+        [[r["id"], r["answer"][:160], "; ".join(x["detail"] for x in r["verified"]["reasons"])] for r in bad],
+        ["id", "answer", "why"]))
+    return "".join(parts)
+
+
+def _detector_html(s: dict, records: list[dict]) -> str:
+    keys = ["precision", "recall", "f1", "balanced_accuracy", "specificity", "accuracy"]
+    parts = ["<h2>Detector metrics (positive label: hallucinated)</h2>",
+             _table([["all", s["n"]] + [s[k] for k in keys]] +
+                    [[lang, v["n"]] + [v[k] for k in keys] for lang, v in s["by_language"].items()],
+                    ["subset", "n"] + keys),
+             _confusion_plot(s["confusion"]),
+             _hist([r.get("latency_ms", 0) for r in records], "detector latency per item", "ms")]
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for label in ("faithful", "hallucinated"):
+        ax.hist([r["score"] for r in records if r["label"] == label] or [0.0], bins=20, alpha=0.6, label=label)
+    ax.set_title("detector score by gold label")
+    ax.legend()
+    parts.append(_png(fig))
+    errs = [r for r in records if r["predicted"] != r["label"]][:40]
+    parts.append("<h2>Errors (first 40)</h2>" + _table(
+        [[r["id"], r["label"], r["answer"][:140], r["reason"][:200]] for r in errs],
+        ["id", "gold", "answer", "detector reason"]))
+    return "".join(parts)
+
+
+def write_report(path: Path, summary: dict, records: list[dict]) -> None:
+    body = _detector_html(summary, records) if summary["kind"] == "detector" else _system_html(summary, records)
+    run = html.escape(json.dumps(summary.get("run", {}), indent=2, ensure_ascii=False, default=str))
+    doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>verirag eval</title><style>{CSS}"
+           f"</style></head><body><h1>verirag evaluation — {summary['kind']} run, {summary['n']} items</h1>"
+           f"{body}<h2>Run</h2><pre>{run}</pre></body></html>")
+    Path(path).write_text(doc, encoding="utf-8")

@@ -1,0 +1,62 @@
+"""Open-domain detector: claim extraction (values, names, Chinese terms), support, predictions, metrics."""
+import pytest
+
+from pipeline.evaluation.detector import DetectorConfig, detect, extract_claims
+from pipeline.evaluation.metrics import binary_metrics
+
+CTX = "Robert Oliver Reed (13 February 1938 – 2 May 1999) was an English actor born in Wimbledon."
+ZH_CTX = "新华社北京9月5日电 女子25米运动手枪世锦赛冠军张靖婧再夺总决赛桂冠。年仅18岁的曹利佳摘得铜牌。"
+
+
+def test_claims_have_spans_and_kinds():
+    answer = "Oliver Reed, born in London, died on 2 May 1999 [1]."
+    claims = extract_claims(answer)
+    assert [(c.kind, c.text) for c in claims] == [("entity", "Oliver Reed"), ("entity", "London"),
+                                                  ("value", "2 May 1999")]
+    assert all(answer[c.start:c.end] == c.text for c in claims)
+    zh = "年仅21岁的李明摘得银牌。"
+    zc = extract_claims(zh)
+    assert ("value", "21岁") not in [(c.kind, c.text) for c in zc]  # 岁 is not a value unit: a bare number
+    assert ("value", "21") in [(c.kind, c.text) for c in zc]
+    assert all(zh[c.start:c.end] == c.text for c in zc) and any(c.kind == "term" for c in zc)
+
+
+@pytest.mark.parametrize("answer,hallucinated,bad", [
+    ("Oliver Reed died in 1999.", False, []),
+    ("Oliver Reed died in 1998.", True, ["1998"]),                 # wrong year
+    ("Oliver Reed was born in Manchester.", True, ["Manchester"]),  # unsupported name
+    ("He died on 2 May 1999 in Wimbledon.", False, []),
+    ("Reed was born on 13 February 1939.", True, ["13 February 1939"]),
+])
+def test_english_predictions(answer, hallucinated, bad):
+    d = detect(CTX, "When did Oliver Reed die?", answer, DetectorConfig())
+    assert d.hallucinated is hallucinated
+    assert [c.text for c in d.claims if not c.supported] == bad
+
+
+def test_chinese_predictions():
+    assert not detect(ZH_CTX, "", "年仅18岁的曹利佳摘得铜牌。").hallucinated
+    d = detect(ZH_CTX, "", "年仅21岁的李明摘得铜牌。")
+    assert d.hallucinated and {"21"} <= {c.text for c in d.claims if not c.supported}
+
+
+def test_question_counts_as_grounding_only_when_configured():
+    q = "Was Reed in Gladiator?"
+    assert not detect(CTX, q, "Reed was in Gladiator.").hallucinated
+    assert detect(CTX, q, "Reed was in Gladiator.", DetectorConfig(use_question=False)).hallucinated
+
+
+def test_novelty_threshold_catches_unsupported_small_talk():
+    answer = "I loved watching his movies with my grandfather."
+    assert not detect(CTX, "", answer).hallucinated                 # no value or name to check
+    d = detect(CTX, "", answer, DetectorConfig(novelty_threshold=0.5))
+    assert d.hallucinated and d.novelty == 1.0
+
+
+def test_binary_metrics_hand_computed():
+    m = binary_metrics({"tp": 6, "fp": 2, "fn": 4, "tn": 8})
+    assert m["precision"] == pytest.approx(0.75) and m["recall"] == pytest.approx(0.6)
+    assert m["f1"] == pytest.approx(2 * 0.75 * 0.6 / 1.35)
+    assert m["balanced_accuracy"] == pytest.approx((0.6 + 0.8) / 2) and m["accuracy"] == pytest.approx(0.7)
+    none = binary_metrics({"tp": 0, "fp": 0, "fn": 3, "tn": 3})
+    assert none["precision"] is None and none["f1"] == 0.0 and none["balanced_accuracy"] == 0.5

@@ -1,0 +1,56 @@
+"""EngineConfig: every knob of the engine, and how 'auto' values resolve on this machine."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from neural.errors import EngineError
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+CPU_DEFAULT_KV_BYTES = 256 * 1024 * 1024  # CPU has no "free device memory" to take a fraction of
+MAX_DEFAULT_MODEL_LEN = 8192  # cap on max_position_embeddings when max_model_len is None
+
+
+@dataclass
+class EngineConfig:
+    model: str | None = None  # HF folder or .gguf path; None = default SmolLM2 GGUF
+    dtype: str = "float32"  # float32 | bfloat16 | float16
+    device: str = "auto"  # auto | cpu | cuda
+    block_size: int = 16
+    kv_cache_bytes: int | None = None  # None -> gpu_memory_utilization of free GPU mem, or a CPU default
+    gpu_memory_utilization: float = 0.9
+    max_num_seqs: int = 64
+    max_num_batched_tokens: int = 2048
+    max_model_len: int | None = None  # None -> model's max_position_embeddings (capped)
+    enable_prefix_caching: bool = True
+    num_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.dtype not in _DTYPES:
+            raise EngineError(f"dtype must be one of {sorted(_DTYPES)}, got {self.dtype!r}")
+        if self.device not in ("auto", "cpu", "cuda") and not str(self.device).startswith("cuda:"):
+            raise EngineError(f"device must be auto, cpu or cuda, got {self.device!r}")
+        for name in ("block_size", "max_num_seqs", "max_num_batched_tokens"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise EngineError(f"{name} must be a positive integer, got {v!r}")
+        if self.kv_cache_bytes is not None and self.kv_cache_bytes <= 0:
+            raise EngineError(f"kv_cache_bytes must be positive, got {self.kv_cache_bytes}")
+        if not 0.0 < self.gpu_memory_utilization <= 1.0:
+            raise EngineError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+        if self.max_model_len is not None and self.max_model_len < 2:
+            raise EngineError(f"max_model_len must be >= 2, got {self.max_model_len}")
+        if self.num_threads is not None and self.num_threads < 1:
+            raise EngineError(f"num_threads must be >= 1, got {self.num_threads}")
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return _DTYPES[self.dtype]
+
+    def resolve_device(self) -> torch.device:
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if str(self.device).startswith("cuda") and not torch.cuda.is_available():
+            raise EngineError("device='cuda' requested but no CUDA device is available")
+        return torch.device(self.device)

@@ -1,0 +1,243 @@
+"""Engine: the synchronous decode engine — requests in, one scheduler step at a time, RequestOutputs out."""
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from typing import Iterator
+
+import torch
+
+from neural.block_manager import BlockManager
+from neural.config import CPU_DEFAULT_KV_BYTES, MAX_DEFAULT_MODEL_LEN, EngineConfig
+from neural.errors import EngineError, InvalidRequestError, PromptTooLongError
+from neural.loader import load_model_files
+from neural.model_runner import ModelRunner, kv_bytes_per_block
+from neural.output_processor import check_stop, make_output, update_text
+from neural.sampler import Sampler
+from neural.sampling_params import SamplingParams
+from neural.scheduler import ScheduledBatch, Scheduler
+from neural.sequence import RequestOutput, Sequence
+from neural.tokenizer import Tokenizer
+
+
+class Engine:
+    def __init__(self, config: EngineConfig | None = None) -> None:
+        self.config = cfg = config or EngineConfig()
+        if cfg.num_threads:
+            torch.set_num_threads(cfg.num_threads)
+        if cfg.model is None:
+            from neural.default_model import default_model_path
+
+            cfg.model = str(default_model_path())
+        self.device = cfg.resolve_device()
+        model_config, weights = load_model_files(cfg.model)
+        self.model_config = model_config
+        self.tokenizer = Tokenizer.from_model_path(cfg.model, model_config.eos_token_ids)
+        self.eos_ids = set(self.tokenizer.eos_token_ids) | set(model_config.eos_token_ids)
+
+        dtype = cfg.torch_dtype
+        block_bytes = kv_bytes_per_block(model_config, cfg.block_size, dtype)
+        max_len = cfg.max_model_len or min(model_config.max_position_embeddings, MAX_DEFAULT_MODEL_LEN)
+        kv_bytes = cfg.kv_cache_bytes
+        if kv_bytes is None and self.device.type == "cpu":
+            kv_bytes = CPU_DEFAULT_KV_BYTES
+        if kv_bytes is None:  # GPU: a fraction of what is free once the weights are in
+            self.runner = self._build_gpu_runner(model_config, weights, dtype, block_bytes, max_len)
+        else:
+            if kv_bytes // block_bytes < 1:
+                raise EngineError(f"kv_cache_bytes={kv_bytes} holds no KV block ({block_bytes} bytes per block)")
+            self.runner = ModelRunner(
+                model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len
+            )
+        num_blocks = self.runner.num_blocks
+        # a lone sequence of max_model_len tokens must always fit, or preemption could never make progress
+        self.max_model_len = min(max_len, num_blocks * cfg.block_size)
+        self.block_manager = BlockManager(num_blocks, cfg.block_size, cfg.enable_prefix_caching)
+        self.scheduler = Scheduler(
+            self.block_manager, cfg.max_num_seqs, cfg.max_num_batched_tokens, self.max_model_len
+        )
+        self.sampler = Sampler()
+        self._inbox: deque[Sequence] = deque()  # add_request/abort only append: cheap, thread-friendly
+        self._aborts: deque[str] = deque()
+        self._seqs: dict[str, Sequence] = {}
+        self._ids = itertools.count()
+        self.num_steps = 0
+        self.num_generated_tokens = 0
+
+    def _build_gpu_runner(self, model_config, weights, dtype, block_bytes: int, max_len: int) -> ModelRunner:
+        runner = ModelRunner(model_config, weights, dtype, self.device, self.config.block_size, 1, max_len)
+        free, _ = torch.cuda.mem_get_info(self.device)
+        runner.num_blocks = max(1, int(free * self.config.gpu_memory_utilization) // block_bytes)
+        runner.kv_cache = torch.zeros(
+            (2, model_config.num_hidden_layers, runner.num_blocks, self.config.block_size,
+             model_config.num_key_value_heads, model_config.head_dim), dtype=dtype, device=self.device,
+        )
+        runner.model.bind_kv_cache(runner.kv_cache)
+        return runner
+
+    # ------------------------------------------------------------------ requests
+    def add_request(
+        self, prompt: str | list[int], sampling: SamplingParams | None = None, request_id: str | None = None,
+        *, add_special_tokens: bool = True,
+    ) -> str:
+        sampling = sampling or SamplingParams()
+        if not isinstance(sampling, SamplingParams):
+            raise InvalidRequestError(f"sampling must be a SamplingParams, got {type(sampling).__name__}")
+        if isinstance(prompt, str):
+            if not prompt:
+                raise InvalidRequestError("prompt is empty")
+            text, ids = prompt, self.tokenizer.encode(prompt, add_special_tokens=add_special_tokens)
+        elif isinstance(prompt, (list, tuple)):
+            text, ids = None, list(prompt)
+            vocab = self.model_config.vocab_size
+            if not all(isinstance(t, int) and 0 <= t < vocab for t in ids):
+                raise InvalidRequestError(f"prompt token ids must be integers in [0, {vocab})")
+        else:
+            raise InvalidRequestError(f"prompt must be a string or a list of token ids, got {type(prompt).__name__}")
+        if not ids:
+            raise InvalidRequestError("prompt is empty (no tokens)")
+        if len(ids) >= self.max_model_len:
+            raise PromptTooLongError(
+                f"prompt has {len(ids)} tokens; max_model_len is {self.max_model_len} "
+                f"(the prompt plus at least one generated token must fit)"
+            )
+        rid = request_id if request_id is not None else f"req-{next(self._ids)}"
+        if rid in self._seqs:
+            raise InvalidRequestError(f"request id {rid!r} is already in use")
+        seq = Sequence(rid, text, ids, sampling)
+        self._seqs[rid] = seq
+        self._inbox.append(seq)
+        return rid
+
+    def abort(self, request_id: str) -> None:
+        """Queue an abort; the next step() frees the request's blocks and emits its final output."""
+        self._aborts.append(request_id)
+
+    def has_unfinished(self) -> bool:
+        return bool(self._inbox or self._aborts or self.scheduler.has_unfinished())
+
+    # ------------------------------------------------------------------ the step
+    def step(self) -> list[RequestOutput]:
+        outputs: list[RequestOutput] = []
+        while self._inbox:
+            self.scheduler.add(self._inbox.popleft())
+        while self._aborts:
+            seq = self._seqs.pop(self._aborts.popleft(), None)
+            if seq is not None and not seq.is_finished:
+                self.scheduler.finish(seq, "abort")
+                outputs.append(make_output(seq, True))
+        batch = self.scheduler.schedule()
+        if not batch.seqs:
+            return outputs
+        return outputs + self._execute(batch)
+
+    def _execute(self, batch: ScheduledBatch) -> list[RequestOutput]:
+        logits = self.runner.run(batch.seqs, batch.num_new_tokens)
+        self.num_steps += 1
+        sampling_rows, sampling_seqs = [], []
+        for i, (seq, n) in enumerate(zip(batch.seqs, batch.num_new_tokens)):
+            seq.num_computed_tokens += n
+            self.block_manager.commit(seq)
+            if seq.num_computed_tokens == len(seq.token_ids):  # reached the end: its logits are real
+                sampling_rows.append(i)
+                sampling_seqs.append(seq)
+        if not sampling_seqs:
+            return []
+        if len(sampling_rows) < len(batch.seqs):
+            logits = logits[sampling_rows]
+        tokens, logprobs = self.sampler(logits, sampling_seqs)
+        now = time.perf_counter()
+        outputs = []
+        for seq, tok, lp in zip(sampling_seqs, tokens, logprobs):
+            seq.append_token(tok)
+            if seq.logprobs is not None:
+                seq.logprobs.append(lp)
+            if seq.first_token_time is None:
+                seq.first_token_time = now
+                seq.metrics.ttft_s = now - seq.arrival_time
+            seq.metrics.generated_tokens = seq.num_generated
+            reason = check_stop(seq, self.eos_ids, self.max_model_len)
+            if update_text(seq, self.tokenizer, reason is not None):
+                reason = "stop"
+            if reason is not None:
+                self.scheduler.finish(seq, reason)
+                self._seqs.pop(seq.request_id, None)
+            outputs.append(make_output(seq, reason is not None))
+        self.num_generated_tokens += len(tokens)
+        return outputs
+
+    # ------------------------------------------------------------------ conveniences
+    def generate(
+        self, prompts: list[str] | str, sampling: SamplingParams | list[SamplingParams] | None = None
+    ) -> list[RequestOutput]:
+        single = isinstance(prompts, str) or (
+            isinstance(prompts, list) and bool(prompts) and isinstance(prompts[0], int)
+        )
+        plist = [prompts] if single else list(prompts)
+        if isinstance(sampling, list):
+            if len(sampling) != len(plist):
+                raise InvalidRequestError(f"{len(sampling)} SamplingParams for {len(plist)} prompts")
+            splist = sampling
+        else:
+            splist = [sampling or SamplingParams()] * len(plist)
+        ids = [self.add_request(p, s) for p, s in zip(plist, splist)]
+        return self._run_until_done(ids)
+
+    def _run_until_done(self, ids: list[str]) -> list[RequestOutput]:
+        pending = set(ids)
+        final: dict[str, RequestOutput] = {}
+        while pending:
+            for out in self.step():
+                if out.finished and out.request_id in pending:
+                    final[out.request_id] = out
+                    pending.discard(out.request_id)
+        return [final[i] for i in ids]
+
+    def chat(self, messages: list[dict], sampling: SamplingParams | None = None) -> RequestOutput:
+        text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+        rid = self.add_request(text, sampling, add_special_tokens=False)
+        return self._run_until_done([rid])[0]
+
+    def stream(
+        self, prompt: str | list[dict], sampling: SamplingParams | None = None
+    ) -> Iterator[RequestOutput]:
+        """Yields this request's outputs as it advances (a list of messages is chat-templated)."""
+        if isinstance(prompt, list) and prompt and isinstance(prompt[0], dict):
+            rid = self.add_request(
+                self.tokenizer.apply_chat_template(prompt), sampling, add_special_tokens=False
+            )
+        else:
+            rid = self.add_request(prompt, sampling)
+        try:
+            while True:
+                for out in self.step():
+                    if out.request_id == rid:
+                        yield out
+                        if out.finished:
+                            return
+        finally:
+            if rid in self._seqs:  # consumer stopped early: do not leak the request's blocks
+                self.abort(rid)
+                self.step()
+
+    def metrics(self) -> dict:
+        bm = self.block_manager
+        used_slots = sum(len(s) for s in self.scheduler.running)
+        allocated_slots = sum(len(s.block_table) for s in self.scheduler.running) * bm.block_size
+        return {
+            "running": len(self.scheduler.running),
+            "waiting": len(self.scheduler.waiting) + len(self._inbox),
+            "kv_blocks_total": bm.num_blocks,
+            "kv_blocks_used": bm.num_used_blocks,
+            "kv_blocks_free": bm.num_free_blocks,
+            "kv_blocks_cached": len(bm.cached),
+            "kv_slot_waste": 1.0 - used_slots / allocated_slots if allocated_slots else 0.0,
+            "prefix_cache_hit_rate": bm.prefix_cache_hit_rate,
+            "num_preemptions": self.scheduler.num_preemptions,
+            "num_steps": self.num_steps,
+            "generated_tokens": self.num_generated_tokens,
+            "max_model_len": self.max_model_len,
+            "block_size": bm.block_size,
+            "device": str(self.device),
+        }

@@ -1,0 +1,122 @@
+"""Loads a GGUF file: metadata -> ModelConfig, tensors dequantized with the gguf package, HF names."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from neural.errors import ModelLoadError, UnsupportedModelError
+from neural.loader import WeightIter
+from neural.model_config import ModelConfig
+
+_LAYER_NAMES = {
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+    "attn_norm": "input_layernorm",
+    "ffn_norm": "post_attention_layernorm",
+}
+_GLOBAL_NAMES = {
+    "token_embd.weight": "model.embed_tokens.weight",
+    "output_norm.weight": "model.norm.weight",
+    "output.weight": "lm_head.weight",
+}
+_BLK = re.compile(r"^blk\.(\d+)\.(\w+)\.(weight|bias)$")
+
+
+def open_gguf(path: Path):
+    from gguf import GGUFReader
+
+    try:
+        return GGUFReader(str(path))
+    except Exception as exc:  # the reader raises ValueError/struct.error/... on garbage
+        raise ModelLoadError(f"corrupt or unreadable GGUF file {path}: {exc}") from exc
+
+
+def gguf_field(reader, key: str, default=None):
+    f = reader.fields.get(key)
+    if f is None:
+        return default
+    return f.contents()
+
+
+def hf_name(gguf_name: str) -> str | None:
+    if gguf_name in _GLOBAL_NAMES:
+        return _GLOBAL_NAMES[gguf_name]
+    m = _BLK.match(gguf_name)
+    if m and m.group(2) in _LAYER_NAMES:
+        return f"model.layers.{m.group(1)}.{_LAYER_NAMES[m.group(2)]}.{m.group(3)}"
+    return None
+
+
+def unpermute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
+    """Undo llama.cpp's convert-time Q/K row permutation (interleaved -> rotate-half RoPE layout)."""
+    dim = w.shape[0] // n_head // 2
+    return w.reshape(n_head, dim, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def load_gguf(path: Path) -> tuple[ModelConfig, WeightIter]:
+    from gguf.quants import dequantize
+
+    reader = open_gguf(path)
+    arch = gguf_field(reader, "general.architecture")
+    if arch not in ("llama", "qwen2"):
+        raise UnsupportedModelError(f"unsupported GGUF architecture {arch!r} in {path}; supported: llama, qwen2")
+
+    def meta(key: str, default=None):
+        v = gguf_field(reader, f"{arch}.{key}", default)
+        if v is None:
+            raise ModelLoadError(f"GGUF {path} lacks metadata {arch}.{key}")
+        return v
+
+    names = {t.name for t in reader.tensors}
+    n_heads = int(meta("attention.head_count"))
+    n_kv = int(meta("attention.head_count_kv", n_heads))
+    hidden = int(meta("embedding_length"))
+    tokens = gguf_field(reader, "tokenizer.ggml.tokens") or []
+    if gguf_field(reader, f"{arch}.rope.scaling.type") not in (None, "none"):
+        raise UnsupportedModelError(f"GGUF rope scaling is not supported ({path})")
+    eos = gguf_field(reader, "tokenizer.ggml.eos_token_id")
+    config = ModelConfig(
+        arch=arch,
+        vocab_size=int(gguf_field(reader, f"{arch}.vocab_size", len(tokens))),
+        hidden_size=hidden,
+        intermediate_size=int(meta("feed_forward_length")),
+        num_hidden_layers=int(meta("block_count")),
+        num_attention_heads=n_heads,
+        num_key_value_heads=n_kv,
+        head_dim=int(gguf_field(reader, f"{arch}.rope.dimension_count", hidden // n_heads)),
+        rms_norm_eps=float(meta("attention.layer_norm_rms_epsilon")),
+        rope_theta=float(gguf_field(reader, f"{arch}.rope.freq_base", 10000.0)),
+        max_position_embeddings=int(meta("context_length")),
+        tie_word_embeddings="output.weight" not in names,
+        attention_bias="blk.0.attn_q.bias" in names,
+        eos_token_ids=[] if eos is None else [int(eos)],
+        bos_token_id=gguf_field(reader, "tokenizer.ggml.bos_token_id"),
+    )
+
+    def weights() -> WeightIter:
+        for t in reader.tensors:
+            name = hf_name(t.name)
+            if name is None:
+                continue
+            try:
+                arr = dequantize(t.data, t.tensor_type)
+            except Exception as exc:
+                raise ModelLoadError(f"cannot dequantize {t.name} ({t.tensor_type.name}) in {path}: {exc}") from exc
+            arr = np.asarray(arr, dtype=np.float32).reshape([int(d) for d in reversed(t.shape)])
+            if arch == "llama" and ".q_proj." in name:
+                arr = unpermute_qk(arr, n_heads)
+            elif arch == "llama" and ".k_proj." in name:
+                arr = unpermute_qk(arr, n_kv)
+            if not arr.flags.writeable:  # F32 tensors come back as read-only views of the memmap
+                arr = arr.copy()
+            yield name, torch.from_numpy(np.ascontiguousarray(arr))
+
+    return config, weights()

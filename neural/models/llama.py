@@ -1,0 +1,173 @@
+"""Llama / Qwen2 decoder over the paged KV cache: RMSNorm, RoPE, GQA, SwiGLU, optional QKV bias."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from neural.attention_metadata import AttentionMetadata
+from neural.errors import ModelLoadError
+from neural.kernels import (
+    apply_rotary,
+    build_cos_sin_cache,
+    paged_attention,
+    paged_attention_decode,
+    rms_norm,
+    silu_and_mul,
+    store_kvcache,
+)
+from neural.model_config import ModelConfig
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, size: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(size), requires_grad=False)
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        return rms_norm(x, self.weight, self.eps, residual)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads, self.n_kv, self.head_dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+        self.q_size, self.kv_size = self.n_heads * self.head_dim, self.n_kv * self.head_dim
+        # q, k and v in one matmul: fewer, larger GEMMs is what a CPU/GPU step is made of
+        self.qkv_proj = nn.Linear(cfg.hidden_size, self.q_size + 2 * self.kv_size, bias=cfg.attention_bias)
+        self.o_proj = nn.Linear(self.q_size, cfg.hidden_size, bias=False)
+        self.scale = self.head_dim**-0.5
+        self.k_cache = torch.empty(0)  # views into the engine's pool, bound by bind_kv_cache
+        self.v_cache = torch.empty(0)
+
+    def forward(
+        self, x: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor, meta: AttentionMetadata
+    ) -> torch.Tensor:
+        qkv = self.qkv_proj(x)
+        q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)
+        q = q.view(-1, self.n_heads, self.head_dim)
+        k = k.view(-1, self.n_kv, self.head_dim)
+        v = v.view(-1, self.n_kv, self.head_dim)
+        q, k = apply_rotary(q, k, positions, cos_sin)
+        store_kvcache(k, v, self.k_cache, self.v_cache, meta.slot_mapping)
+        if meta.is_decode:
+            o = paged_attention_decode(q, self.k_cache, self.v_cache, meta.block_tables, meta.context_lens, self.scale)
+        else:
+            o = paged_attention(
+                q, self.k_cache, self.v_cache, meta.block_tables, meta.cu_seqlens_q, meta.context_lens, self.scale
+            )
+        return self.o_proj(o.reshape(-1, self.q_size))
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.gate_up_proj = nn.Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(silu_and_mul(self.gate_up_proj(x)))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        residual: torch.Tensor | None,
+        positions: torch.Tensor,
+        cos_sin: torch.Tensor,
+        meta: AttentionMetadata,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        h, residual = self.input_layernorm(x, residual)
+        h = self.self_attn(h, positions, cos_sin, meta)
+        h, residual = self.post_attention_layernorm(h, residual)
+        return self.mlp(h), residual
+
+
+class LlamaForCausalLM(nn.Module):
+    """Serves both Llama and Qwen2 checkpoints: they differ only in config (bias, theta, tying)."""
+
+    def __init__(self, cfg: ModelConfig, max_positions: int) -> None:
+        super().__init__()
+        self.config = cfg
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.max_positions = max_positions
+        self.cos_sin_cache = torch.empty(0)  # float32 always; built by load_weights on the real device
+        for p in self.parameters():
+            p.requires_grad_(False)
+
+    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata) -> torch.Tensor:
+        """Returns final hidden states ``[T, hidden]``; call compute_logits on the rows to sample."""
+        x = self.embed_tokens(input_ids)
+        residual = None
+        for layer in self.layers:
+            x, residual = layer(x, residual, positions, self.cos_sin_cache, meta)
+        x, _ = self.norm(x, residual)
+        return x
+
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return F.linear(hidden, self.lm_head.weight).float()
+
+    def bind_kv_cache(self, kv_cache: torch.Tensor) -> None:
+        """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
+        for i, layer in enumerate(self.layers):
+            layer.self_attn.k_cache = kv_cache[0, i]
+            layer.self_attn.v_cache = kv_cache[1, i]
+
+    @torch.no_grad()
+    def load_weights(self, weights, dtype: torch.dtype) -> None:
+        """Consumes HF-named tensors; fuses q/k/v and gate/up as they arrive; checks nothing is missing."""
+        cfg = self.config
+        q, kv = cfg.num_attention_heads * cfg.head_dim, cfg.num_key_value_heads * cfg.head_dim
+        inter = cfg.intermediate_size
+        params = dict(self.named_parameters())
+        shards = {  # HF suffix -> (our suffix, row offset, row count)
+            "self_attn.q_proj": ("self_attn.qkv_proj", 0, q),
+            "self_attn.k_proj": ("self_attn.qkv_proj", q, kv),
+            "self_attn.v_proj": ("self_attn.qkv_proj", q + kv, kv),
+            "mlp.gate_proj": ("mlp.gate_up_proj", 0, inter),
+            "mlp.up_proj": ("mlp.gate_up_proj", inter, inter),
+        }
+        expected = {n: 0 for n in params}
+        need = {n: p.shape[0] if n.endswith((".qkv_proj.weight", ".qkv_proj.bias", ".gate_up_proj.weight")) else 1
+                for n, p in params.items()}
+        for name, tensor in weights:
+            if name.startswith("model."):
+                name = name[len("model.") :]
+            if "rotary_emb" in name:
+                continue
+            target, offset, rows = name, None, None
+            for hf, (ours, off, n) in shards.items():
+                if f".{hf}." in name:
+                    target, offset, rows = name.replace(hf, ours), off, n
+                    break
+            if target not in params:
+                continue  # extra tensors (e.g. rope_freqs) are ignored on purpose
+            p = params[target]
+            dst = p.data if offset is None else p.data[offset : offset + rows]
+            if tuple(dst.shape) != tuple(tensor.shape):
+                raise ModelLoadError(f"weight {name} has shape {tuple(tensor.shape)}, expected {tuple(dst.shape)}")
+            dst.copy_(tensor.to(dst.dtype))
+            expected[target] += 1 if offset is None else rows
+        if cfg.tie_word_embeddings:
+            self.lm_head.weight = self.embed_tokens.weight
+            expected["lm_head.weight"] = 1
+        missing = [n for n, c in expected.items() if c != need[n]]
+        if missing:
+            raise ModelLoadError(f"checkpoint is missing weights: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+        self.to(dtype)
+        device = self.embed_tokens.weight.device
+        self.cos_sin_cache = build_cos_sin_cache(
+            cfg.head_dim, self.max_positions, cfg.rope_theta, cfg.rope_scaling, device=device
+        )

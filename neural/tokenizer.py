@@ -1,0 +1,161 @@
+"""Tokenizer: encode/decode via `tokenizers`, the model's chat template (jinja2), EOS ids, from HF or GGUF."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+from neural.errors import ModelLoadError
+
+
+def _compile_template(source: str):
+    from jinja2 import TemplateError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise TemplateError(message)
+
+    # same environment flags as transformers, so templates render byte-identically
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = lambda x, indent=None, ensure_ascii=False: json.dumps(x, indent=indent, ensure_ascii=ensure_ascii)
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    return env.from_string(source)
+
+
+class Tokenizer:
+    def __init__(
+        self,
+        backend,  # tokenizers.Tokenizer
+        chat_template: str | None,
+        eos_token_ids: set[int],
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.chat_template = chat_template
+        self.eos_token_ids = set(eos_token_ids)
+        self.bos_token, self.eos_token = bos_token, eos_token
+        self._template = _compile_template(chat_template) if chat_template else None
+        self.vocab_size = backend.get_vocab_size(with_added_tokens=True)
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        return self.backend.encode(text, add_special_tokens=add_special_tokens).ids
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
+        return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
+
+    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
+        if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m and "content" in m for m in messages):
+            raise ValueError("messages must be a list of {'role': ..., 'content': ...} dicts")
+        if self._template is None:
+            # no template shipped: plain role-prefixed transcript, so raw base models still work
+            text = "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+            return text + ("assistant: " if add_generation_prompt else "")
+        return self._template.render(
+            messages=messages,
+            add_generation_prompt=add_generation_prompt,
+            bos_token=self.bos_token or "",
+            eos_token=self.eos_token or "",
+        )
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_model_path(cls, path: str | Path, eos_from_config: list[int] | None = None) -> "Tokenizer":
+        p = Path(path)
+        if p.is_file():
+            return cls._from_gguf(p)
+        return cls._from_hf_folder(p, eos_from_config or [])
+
+    @classmethod
+    def _from_hf_folder(cls, folder: Path, eos_from_config: list[int]) -> "Tokenizer":
+        from tokenizers import Tokenizer as Backend
+
+        tj = folder / "tokenizer.json"
+        if not tj.is_file():
+            raise ModelLoadError(f"{folder} has no tokenizer.json")
+        try:
+            backend = Backend.from_file(str(tj))
+        except Exception as exc:
+            raise ModelLoadError(f"cannot load {tj}: {exc}") from exc
+        tc = _read_json(folder / "tokenizer_config.json")
+        gen = _read_json(folder / "generation_config.json")
+        template = tc.get("chat_template")
+        if isinstance(template, list):  # named templates: take the default one
+            template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        ct_file = folder / "chat_template.jinja"
+        if template is None and ct_file.is_file():
+            template = ct_file.read_text(encoding="utf-8")
+        bos, eos = _token_str(tc.get("bos_token")), _token_str(tc.get("eos_token"))
+        eos_ids = set(eos_from_config)
+        g = gen.get("eos_token_id")
+        eos_ids.update([g] if isinstance(g, int) else (g or []))
+        if eos is not None and backend.token_to_id(eos) is not None:
+            eos_ids.add(backend.token_to_id(eos))
+        return cls(backend, template, eos_ids, bos, eos)
+
+    @classmethod
+    def _from_gguf(cls, path: Path) -> "Tokenizer":
+        from tokenizers import Tokenizer as Backend
+
+        from neural.loader.gguf import gguf_field, open_gguf
+
+        reader = open_gguf(path)
+        tokens = gguf_field(reader, "tokenizer.ggml.tokens")
+        if not tokens:
+            raise ModelLoadError(f"GGUF {path} carries no tokenizer")
+        eos_id = gguf_field(reader, "tokenizer.ggml.eos_token_id")
+        bos_id = gguf_field(reader, "tokenizer.ggml.bos_token_id")
+        template = gguf_field(reader, "tokenizer.chat_template")
+        # transformers' GGUF tokenizer conversion takes ~10 s; cache its tokenizer.json per file
+        cache = _cache_dir() / f"{_file_key(path)}.tokenizer.json"
+        if cache.is_file():
+            backend = Backend.from_file(str(cache))
+        else:
+            try:
+                from transformers import AutoTokenizer
+
+                hf = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+            except Exception as exc:
+                raise ModelLoadError(f"cannot build the tokenizer from GGUF {path}: {exc}") from exc
+            backend = hf.backend_tokenizer
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                backend.save(str(tmp))
+                tmp.replace(cache)
+            except OSError:
+                pass  # a read-only home only costs the conversion time next run
+        bos = tokens[bos_id] if bos_id is not None and bos_id < len(tokens) else None
+        eos = tokens[eos_id] if eos_id is not None and eos_id < len(tokens) else None
+        return cls(backend, template, {int(eos_id)} if eos_id is not None else set(), bos, eos)
+
+
+def _read_json(p: Path) -> dict:
+    if not p.is_file():
+        return {}
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ModelLoadError(f"cannot parse {p}: {exc}") from exc
+
+
+def _token_str(tok) -> str | None:
+    if isinstance(tok, dict):
+        return tok.get("content")
+    return tok
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("VERIRAG_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verirag"
+    )
+    return Path(root)
+
+
+def _file_key(path: Path) -> str:
+    st = path.stat()
+    h = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    return f"{path.stem}-{h}"

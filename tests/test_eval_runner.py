@@ -31,7 +31,7 @@ class FakeResult:
 # question id -> (first attempt, final answer, status): the verifier caught q1's wrong first answer
 SCRIPT = {
     "How many days of annual leave do full-time employees get?": ("You get 30 days.", "You get 25 days.", "verified"),
-    "How many sick days are there?": ("Sick leave is 10 days.", "Sick leave is 10 days.", "verified"),
+    "How many sick days are there?": ("Sick leave is 12 days.", "Sick leave is 10 days.", "regenerated"),
     "What is the parking allowance?": ("Parking is $50 a month.", "The documents do not say.", "abstained"),
     "单笔报销上限是多少？": ("上限是1000元。", "上限是1000元。", "verified"),
 }
@@ -58,14 +58,18 @@ def system_run(out: Path, ask: FakeAsk, **kw):
 
 def test_system_summary_plain_vs_verified(tmp_path):
     s = system_run(tmp_path, FakeAsk())
-    # plain: 4 delivered, hallucinated q1 (forbidden 30 days) and q3 (answered unanswerable) -> 2/4
-    assert s["plain"]["delivered"] == 4 and s["plain"]["hallucination_rate"] == pytest.approx(0.5)
-    # verified: q1, q2, q4 delivered and clean; q3 abstained correctly
-    assert s["verified"]["delivered"] == 3 and s["verified"]["hallucination_rate"] == 0.0
+    # plain: 4 delivered; q1 (forbidden 30 days), q2 (unsupported 12 days), q3 (answered unanswerable)
+    assert s["plain"]["delivered"] == 4 and s["plain"]["hallucination_rate"] == pytest.approx(0.75)
+    assert s["plain"]["reasons"] == {"forbidden": 1, "gold_conflict": 2, "unsupported": 3, "answered_unanswerable": 1}
+    # verified (status verified only): q1, q4 delivered and clean; q3 abstained correctly
+    assert s["verified"]["delivered"] == 2 and s["verified"]["hallucination_rate"] == 0.0
+    assert s["passed"]["delivered"] == 3 and s["passed"]["hallucination_rate"] == 0.0  # + regenerated q2
+    assert s["verified"]["coverage"] == pytest.approx(0.5) and s["passed"]["coverage"] == pytest.approx(0.75)
     assert s["verified"]["correct_abstention"] == 1.0 and s["plain"]["correct_abstention"] == 0.0
-    assert s["verified"]["accuracy"] == 1.0 and s["plain"]["accuracy"] == pytest.approx(2 / 3)
-    assert s["status"] == {"verified": 3, "abstained": 1}
-    assert s["headline"]["target_met"] is True
+    assert s["verified"]["accuracy"] == pytest.approx(2 / 3) and s["passed"]["accuracy"] == 1.0
+    assert s["plain"]["accuracy"] == pytest.approx(1 / 3)
+    assert s["status"] == {"verified": 2, "regenerated": 1, "abstained": 1}
+    assert s["headline"]["target_met"] is True and s["headline"]["reduction_factor"] == float("inf")
     assert s["plain"]["by_language"]["zh"]["hallucination_rate"] == 0.0
     assert s["plain"]["by_kind"]["unanswerable"]["hallucination_rate"] == 1.0
     rec = read_results(tmp_path / RESULTS)[0]

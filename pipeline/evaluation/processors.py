@@ -12,6 +12,7 @@ from pipeline.evaluation.detector import DetectorConfig, detect
 from pipeline.evaluation.scoring import FactReader, is_abstention, score_answer
 
 DELIVERED_STATUSES = ("verified",)   # "with verifier": only answers returned as verified reach the user
+PASSED_STATUSES = ("verified", "regenerated")  # also counts answers verified after a regeneration
 FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*\n", re.S)
 
 
@@ -45,7 +46,7 @@ def read_support(kb_dir: str | Path, items: list[SystemItem]) -> dict[str, str]:
 class SystemProcessor:
     """Asks the pipeline once per question (regenerate policy) and scores both views of the result:
     plain RAG = the first attempt's raw answer, status ignored; verified = the final answer, delivered
-    only with status 'verified'."""
+    only with status 'verified'; passed = the same, delivered with status verified or regenerated."""
     ask: Callable[[str], Any]                   # question -> AnswerResult(-like)
     support: dict[str, str]
     read_facts: FactReader | None = None
@@ -67,6 +68,7 @@ class SystemProcessor:
         verified = score_answer(item, answer, abstained=final_abstained, support_texts=support,
                                 read_facts=self.read_facts).to_dict()
         verified["delivered"] = status in DELIVERED_STATUSES and not final_abstained
+        passed = dict(verified, delivered=status in PASSED_STATUSES and not final_abstained)
         claims = [_plain(c) for c in (_get(result, "claims") or [])]
         return {
             "id": item.id, "kind": item.kind, "language": item.language, "question": item.question,
@@ -75,7 +77,7 @@ class SystemProcessor:
             "verdicts": [_get(c, "verdict") for c in claims],
             "reason": _get(result, "reason", ""),
             "timings_ms": _get(result, "timings_ms", {}), "usage": _get(result, "usage", {}),
-            "latency_ms": latency, "plain": plain, "verified": verified,
+            "latency_ms": latency, "plain": plain, "verified": verified, "passed": passed,
         }
 
 

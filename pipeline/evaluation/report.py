@@ -9,6 +9,8 @@ from pathlib import Path
 
 import matplotlib
 
+from pipeline.evaluation.metrics import MODES
+
 matplotlib.use("Agg")  # no display; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -36,11 +38,13 @@ def _fmt(x) -> str:
 def _bars(groups: dict[str, dict], metric: str, title: str) -> str:
     names = list(groups)
     fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(names) + 2), 3.2))
-    width = 0.38
-    for i, mode in enumerate(("plain", "verified")):
+    modes = [m for m in ("plain", "verified", "passed") if all(m in groups[n] for n in names)]
+    width = 0.8 / len(modes)
+    labels = {"plain": "plain RAG", "verified": "with verifier (status verified)",
+              "passed": "with verifier (verified or regenerated)"}
+    for i, mode in enumerate(modes):
         ys = [groups[n][mode].get(metric) or 0.0 for n in names]
-        ax.bar([j + (i - 0.5) * width for j in range(len(names))], ys, width,
-               label="plain RAG" if mode == "plain" else "with verifier (verified only)")
+        ax.bar([j + (i - (len(modes) - 1) / 2) * width for j in range(len(names))], ys, width, label=labels[mode])
     ax.set_xticks(range(len(names)), names, rotation=20)
     ax.set_ylim(0, 1)
     ax.set_title(title)
@@ -85,11 +89,12 @@ def _system_html(s: dict, records: list[dict]) -> str:
              f"<b>{_fmt(h['verified_hallucination_rate'])}</b>; reduction ×{_fmt(h['reduction_factor'])}; "
              f"verified coverage {_fmt(h['verified_coverage'])}. Target (≥ 2× reduction) met: "
              f"<b>{_fmt(h['target_met'])}</b>.</p>",
-             _table([[m] + [s[m][k] for k in keys] for m in ("plain", "verified")], ["mode"] + keys)]
+             _table([[m] + [s[m][k] for k in keys] for m in MODES if m in s], ["mode"] + keys)]
     for field in ("kind", "language"):
-        g = {k: {m: s[m][f"by_{field}"][k] for m in ("plain", "verified")} for k in s["plain"][f"by_{field}"]}
+        modes = [m for m in MODES if m in s]
+        g = {k: {m: s[m][f"by_{field}"][k] for m in modes} for k in s["plain"][f"by_{field}"]}
         parts.append(f"<h2>By {field}</h2>")
-        parts.append(_table([[k, m] + [g[k][m][x] for x in keys] for k in g for m in ("plain", "verified")],
+        parts.append(_table([[k, m] + [g[k][m][x] for x in keys] for k in g for m in modes],
                             [field, "mode"] + keys))
         parts.append(_bars(g, "hallucination_rate", f"hallucination rate by {field}"))
         parts.append(_bars(g, "accuracy", f"accuracy by {field}"))

@@ -105,7 +105,12 @@ def score_answer(item: SystemItem, answer: str, *, abstained: bool, support_text
         reasons += _fact_conflicts(item, read_facts(answer))
 
     if not abstained:
-        grounding = [v for t in support_texts for v in find_values(t)] + find_values(item.question)
+        # Grounded: the support documents, the gold annotation itself (computed answers such as a sum
+        # appear in no document), and the question unless its premise is the false part.
+        grounding = [v for t in support_texts for v in find_values(t)] + all_gold_values
+        grounding += find_values(item.gold_answer or "")
+        if item.kind != "false_premise":
+            grounding += find_values(item.question)
         for v in values:
             if not any(values_compatible(v, s) for s in grounding):
                 where = "the support documents" if item.support else "any document (no support listed)"

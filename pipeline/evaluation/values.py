@@ -38,6 +38,18 @@ DURATION = {"day": ("day", 1), "days": ("day", 1), "天": ("day", 1), "week": ("
             "working day": ("workday", 1), "working days": ("workday", 1), "business day": ("workday", 1),
             "business days": ("workday", 1), "工作日": ("workday", 1), "个工作日": ("workday", 1)}
 
+# other units -> (dimension, factor to its base): same table as symbolic.values so both agree
+QUANTITY = {"kg": ("mass", 1.0), "kilograms": ("mass", 1.0), "kilogram": ("mass", 1.0), "公斤": ("mass", 1.0),
+            "千克": ("mass", 1.0), "g": ("mass", 0.001), "grams": ("mass", 0.001), "克": ("mass", 0.001),
+            "t": ("mass", 1000.0), "tonnes": ("mass", 1000.0), "吨": ("mass", 1000.0),
+            "km": ("length", 1000.0), "kilometres": ("length", 1000.0), "kilometers": ("length", 1000.0),
+            "公里": ("length", 1000.0), "千米": ("length", 1000.0), "m": ("length", 1.0), "metres": ("length", 1.0),
+            "meters": ("length", 1.0), "米": ("length", 1.0), "cm": ("length", 0.01), "厘米": ("length", 0.01),
+            "mm": ("length", 0.001), "毫米": ("length", 0.001), "gb": ("bytes", 1e9), "mb": ("bytes", 1e6),
+            "tb": ("bytes", 1e12), "kwh": ("energy", 1.0), "w": ("power", 1.0), "kw": ("power", 1000.0),
+            "v": ("voltage", 1.0), "mah": ("charge", 1.0), "°c": ("celsius", 1.0), "℃": ("celsius", 1.0)}
+QUANTITY_RE = re.compile(r"\s?(" + "|".join(re.escape(u) for u in sorted(QUANTITY, key=len, reverse=True))
+                         + r")(?![A-Za-z])", re.I)
 CN_NUM = r"[零〇一二两三四五六七八九十百千万亿]+"
 AR_NUM = r"\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 EN_NUM = r"\b(?:" + "|".join(sorted(EN_WORDS, key=len, reverse=True)) + r")\b"
@@ -68,7 +80,7 @@ class ValueMention:
     text: str
     start: int
     end: int
-    kind: str          # number | money | percent | date | duration | time
+    kind: str          # number | money | percent | date | duration | quantity | time
     key: tuple         # canonical key: (kind, amount, unit) or ("date", year, month, day)
 
 
@@ -174,6 +186,8 @@ def find_values(text: str) -> list[ValueMention]:
         if value is None:
             continue
         after = text[b:b + 12]
+        if m.group("ar") and re.search(r"[A-Za-z]-?$", text[max(0, a - 2):a]):
+            continue  # part of a name or model number: AX-200, A4, COVID-19
         if m.group("cn") and not after.lstrip().startswith(CN_UNIT_AFTER):
             if not (len(raw) >= 2 and any(c in CN_UNITS or c in CN_BIG for c in raw)):
                 continue
@@ -209,6 +223,11 @@ def find_values(text: str) -> list[ValueMention]:
         if dm and not (dm.group(1) == "年" and value >= 1000):
             unit, factor = DURATION[dm.group(1).lower()]
             take(a, b + dm.end(), "duration", ("duration", _round(value * factor), unit))
+            continue
+        qm = QUANTITY_RE.match(after)
+        if qm:
+            dim, factor = QUANTITY[qm.group(1).lower()]
+            take(a, b + qm.end(), "quantity", ("quantity", _round(value * factor), dim))
             continue
         take(a, b, "number", ("number", _round(value), ""))
     out.sort(key=lambda v: v.start)

@@ -29,3 +29,8 @@ def conjunction(cfs: list[float]) -> float:
 def conclude(premise_cf: float, rule_cf: float) -> float:
     """CF a rule gives its conclusion; 0 when the premise does not hold (CF at most THRESHOLD)."""
     return premise_cf * rule_cf if premise_cf > THRESHOLD else 0.0
+
+
+def effective_cf(fact) -> float:
+    """A fact's CF as evidence: halved when its source document is superseded."""
+    return fact.cf * SUPERSEDED_FACTOR if fact.provenance.superseded else fact.cf

@@ -199,7 +199,7 @@ def load_rulebase(target: str | Path | list) -> RuleBase:
             atom = ck.check_atom(f.atom, {}, ground=True)
             if all(isinstance(a, m.Const) for a in atom.args):
                 rb.facts.append(Fact(atom.relation, tuple(a.value for a in atom.args), max(-1.0, min(1.0, f.cf)),
-                                     Provenance("rulebase", doc_id=f.location.path, start=f.location.line)))
+                                     Provenance("rulebase", doc_id=f"{f.location.path}:{f.location.line}")))
         for r in pf.rules:
             define("rule id", r.id, r.location)
             rb.forward_rules.append(ck.check_forward(r))

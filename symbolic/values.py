@@ -289,4 +289,6 @@ def value_type(v: object) -> str:
 
 
 def format_value(v: object) -> str:
+    if isinstance(v, float):
+        return _num(v)
     return str(v)

@@ -1,0 +1,107 @@
+"""Evaluating rule terms: substitution, arithmetic on typed values, comparisons, message templates."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from . import model as m
+from .values import Date, Duration, Money, Percentage, Quantity, format_value
+
+
+class EvalError(TypeError):
+    """A term cannot be evaluated (unbound variable or values that do not combine)."""
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, Quantity) and x.dimension == "":
+        return x.value
+    return x
+
+
+def arith(op: str, a: Any, b: Any) -> Any:
+    a, b = _plain(a), _plain(b)
+    num = (int, float)
+    if isinstance(a, num) and isinstance(b, num):
+        if op == "/" and b == 0:
+            raise EvalError("division by zero")
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[op]
+    if op == "*" and isinstance(a, Percentage) and not isinstance(b, Percentage):
+        a, b = b, a
+    if isinstance(b, Percentage) and op in "*/" and not isinstance(a, Percentage):
+        b = b.fraction
+    if isinstance(a, num) and op == "*":
+        a, b = b, a
+    if isinstance(a, Quantity):
+        if isinstance(b, num):
+            return type(a)(arith(op, a.value, b), a.unit) if op in "*/" else _bad(op, a, b)
+        if isinstance(b, Quantity) and b.dimension == a.dimension:
+            bv = b.to(a.unit).value
+            if op == "/":
+                return arith("/", a.value, bv)
+            return type(a)(arith(op, a.value, bv), a.unit) if op in "+-" else _bad(op, a, b)
+    if isinstance(a, Money):
+        if isinstance(b, num) and op in "*/":
+            return Money(arith(op, a.amount, b), a.currency)
+        if isinstance(b, Money) and b.currency == a.currency:
+            return arith("/", a.amount, b.amount) if op == "/" else \
+                Money(arith(op, a.amount, b.amount), a.currency) if op in "+-" else _bad(op, a, b)
+    if isinstance(a, Percentage):
+        if isinstance(b, Percentage) and op in "+-":
+            return Percentage(arith(op, a.value, b.value))
+        if isinstance(b, num) and op in "*/":
+            return Percentage(arith(op, a.value, b))
+    if isinstance(a, Date):
+        if isinstance(b, Quantity) and op in "+-" and b.dimension == "time":
+            return Date(a.value + (1 if op == "+" else -1) * dt.timedelta(days=b.base))
+        if isinstance(b, Quantity) and op in "+-" and b.dimension == "calendar":
+            months = a.value.year * 12 + a.value.month - 1 + (1 if op == "+" else -1) * int(b.base)
+            y, mo = divmod(months, 12)
+            return Date(a.value.replace(year=y, month=mo + 1, day=min(a.value.day, 28)))
+        if isinstance(b, Date) and op == "-":
+            return Duration((a.value - b.value).days, "day")
+    return _bad(op, a, b)
+
+
+def _bad(op: str, a: Any, b: Any):
+    raise EvalError(f"cannot compute {format_value(a)} {op} {format_value(b)}")
+
+
+def evaluate(term: Any, env: dict[str, Any]) -> Any:
+    if isinstance(term, m.Const):
+        return term.value
+    if isinstance(term, m.Var):
+        if term.name not in env:
+            raise EvalError(f"unbound variable ?{term.name}")
+        return env[term.name]
+    if isinstance(term, m.BinOp):
+        return arith(term.op, evaluate(term.left, env), evaluate(term.right, env))
+    if isinstance(term, m.Negate):
+        return arith("*", evaluate(term.operand, env), -1.0)
+    raise EvalError(f"cannot evaluate {term}")
+
+
+def compare(op: str, a: Any, b: Any) -> bool:
+    a, b = _plain(a), _plain(b)
+    if op == "==":
+        return a == b
+    if op == "!=":
+        return a != b
+    try:
+        return {"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
+    except TypeError as exc:
+        raise EvalError(str(exc)) from None
+
+
+def test(c: m.Comparison, env: dict[str, Any]) -> bool:
+    """A comparison's truth; values that cannot be compared make it false (the checker reports them)."""
+    try:
+        return compare(c.op, evaluate(c.left, env), evaluate(c.right, env))
+    except EvalError:
+        return False
+
+
+def render(message: str, env: dict[str, Any]) -> str:
+    """Fill ``{var}`` (or ``{?var}``) in a rule message with bound values."""
+    return re.sub(r"\{\??([^\W\d]\w*)\}",
+                  lambda mm: format_value(env[mm.group(1)]) if mm.group(1) in env else mm.group(0), message)

@@ -1,0 +1,167 @@
+"""The Verifier: claims from an answer against evidence facts -> per-claim verdicts
+(supported / contradicted / unsupported / violates_rule) with CFs, rule ids and HOW explanations."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import model as m
+from .backward import BackwardChainer, Node
+from .cf import THRESHOLD, combine, combine_all, effective_cf
+from .explain import how_json, how_text
+from .facts import Claim, Fact
+from .forward import ForwardChainer, ForwardResult, Violation
+from .rulebase import RuleBase
+
+VERDICTS = ("supported", "contradicted", "unsupported", "violates_rule")
+
+
+@dataclass
+class ClaimVerdict:
+    claim: Claim
+    verdict: str
+    cf: float                  # certainty of the verdict, 0..1
+    rule_ids: list[str]
+    explanation: str           # HOW (or why nothing was found), as text
+    trace: dict = field(default_factory=dict)   # the same, structured and JSON-able
+
+    def to_dict(self) -> dict:
+        return {"text": self.claim.text, "start": self.claim.start, "end": self.claim.end,
+                "relation": self.claim.fact.relation, "fact": str(self.claim.fact), "verdict": self.verdict,
+                "cf": round(self.cf, 4), "rule_ids": self.rule_ids, "explanation": self.explanation,
+                "trace": self.trace}
+
+
+@dataclass
+class Verification:
+    claims: list[ClaimVerdict]
+    violations: list[Violation]
+    forward: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Every claim is supported (an answer with no claims is trivially ok)."""
+        return all(c.verdict == "supported" for c in self.claims)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "claims": [c.to_dict() for c in self.claims],
+                "violations": [v.to_dict() for v in self.violations], "forward": self.forward}
+
+    def explain(self) -> str:
+        lines = [f"{'OK' if self.ok else 'NOT OK'}: {sum(c.verdict == 'supported' for c in self.claims)}"
+                 f"/{len(self.claims)} claims supported"]
+        for c in self.claims:
+            lines.append(f"- \"{c.claim.text}\" -> {c.verdict} (CF {c.cf:.2f})"
+                         + (f" [{', '.join(c.rule_ids)}]" if c.rule_ids else ""))
+            lines += ["    " + ln for ln in c.explanation.splitlines()]
+        for v in self.violations:
+            lines.append(f"! {v.rule_id}: {v.message} (CF {v.cf:.2f})")
+        if self.forward.get("halted"):
+            lines.append(f"! {self.forward['halted']}")
+        return "\n".join(lines)
+
+
+def _subject(f: Fact, sig: m.RelationSig | None) -> tuple | None:
+    """The part of a fact that must agree for two values to contradict (None: not functional)."""
+    return f.args[:-1] if sig is not None and sig.functional else None
+
+
+class Verifier:
+    def __init__(self, rulebase: RuleBase, *, max_depth: int = 20, max_firings: int = 1000,
+                 max_new_facts: int = 5000):
+        self.rb = rulebase
+        self.max_depth = max_depth
+        self.forward = ForwardChainer(rulebase.forward_rules, max_firings=max_firings, max_new_facts=max_new_facts)
+
+    def verify(self, claims: list[Claim], evidence: list[Fact]) -> Verification:
+        for c in claims:
+            if not isinstance(c, Claim) or not isinstance(c.fact, Fact):
+                raise TypeError(f"verify() takes Claim objects with a Fact, got {c!r}")
+        for f in evidence:
+            if not isinstance(f, Fact):
+                raise TypeError(f"evidence must be Fact objects, got {f!r}")
+        base = [*evidence, *self.rb.facts]
+        n = len(base)
+        fwd = self.forward.run([*base, *(c.fact for c in claims)], focus={c.fact.relation for c in claims})
+        # facts derived from evidence alone are evidence too; those resting on a claim are not
+        derived_evidence = [f for f, src in zip(fwd.derived, fwd.derived_from) if all(s < n for s in src)]
+        by_rel: dict[str, list[Fact]] = {}
+        for f in (*base, *derived_evidence):
+            by_rel.setdefault(f.relation, []).append(f)
+        chainer: BackwardChainer | None = None
+        verdicts = []
+        for i, claim in enumerate(claims):
+            hits = [v for v in fwd.violations if (n + i) in v.fact_ids]
+            if hits:
+                verdicts.append(self._violation(claim, hits))
+                continue
+            sig = self.rb.relations.get(claim.fact.relation)
+            match, conflict = self._direct(claim.fact, sig, by_rel.get(claim.fact.relation, []))
+            proofs: list[Node] = []
+            if not match and not conflict and self.rb.backward_rules:
+                if chainer is None:
+                    chainer = BackwardChainer(self.rb.backward_rules, [*base, *derived_evidence],
+                                              max_depth=self.max_depth)
+                proofs = self._prove(chainer, claim.fact, sig)
+            verdicts.append(self._judge(claim, match, conflict, proofs))
+        forward = {"firings": fwd.firings, "halted": fwd.halted, "rules": fwd.rule_ids}
+        return Verification(verdicts, fwd.violations, forward)
+
+    # ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _direct(claim: Fact, sig, candidates: list[Fact]) -> tuple[list[Fact], list[Fact]]:
+        match = [f for f in candidates if f.args == claim.args]
+        subj = _subject(claim, sig)
+        conflict = [] if subj is None else \
+            [f for f in candidates if f.args[:-1] == subj and f.args[-1] != claim.args[-1]]
+        current = [f for f in (*match, *conflict) if not f.provenance.superseded]
+        if current:  # current evidence wins over superseded evidence
+            match = [f for f in match if not f.provenance.superseded]
+            conflict = [f for f in conflict if not f.provenance.superseded]
+        return match, conflict
+
+    @staticmethod
+    def _prove(chainer: BackwardChainer, claim: Fact, sig) -> list[Node]:
+        subj = _subject(claim, sig)
+        pattern = (*subj, m.Var("value")) if subj is not None else claim.args
+        return chainer.prove(claim.relation, pattern)
+
+    def _judge(self, claim: Claim, match: list[Fact], conflict: list[Fact], proofs: list[Node]) -> ClaimVerdict:
+        fact = claim.fact
+        pro = [effective_cf(f) for f in match] + [p.cf for p in proofs if p.args == fact.args]
+        con = [effective_cf(f) for f in conflict] + [p.cf for p in proofs if p.args != fact.args]
+        support, against = combine_all(pro), combine_all(con)
+        net = combine(support, -against) if pro and con else support if pro else -against
+        rule_ids = [r for p in proofs for r in p.rule_ids]
+        rule_ids = list(dict.fromkeys(rule_ids))
+        trace = {"claim": fact.to_dict(), "support_cf": round(support, 4), "against_cf": round(against, 4),
+                 "claim_cf": round(net, 4), "supporting": [f.to_dict() for f in match],
+                 "conflicting": [f.to_dict() for f in conflict], "proofs": [how_json(p) for p in proofs]}
+        lines = []
+        for f in match:
+            lines.append(f"evidence {f} from {f.provenance.describe()} agrees (CF {effective_cf(f):.2f})")
+        for f in conflict:
+            lines.append(f"evidence {f} from {f.provenance.describe()} disagrees (CF {effective_cf(f):.2f})")
+        for p in proofs:
+            lines.append(("proved " if p.args == fact.args else "proved instead ") + how_text(p))
+        if pro and con:
+            lines.append(f"combined: for {support:.2f}, against {against:.2f} -> {net:.2f}")
+        if net > THRESHOLD:
+            verdict, cf = "supported", net
+        elif net < -THRESHOLD:
+            verdict, cf = "contradicted", -net
+        else:
+            verdict, cf = "unsupported", 1.0 - abs(net)
+            if not lines:
+                lines.append(f"no evidence mentions {fact.relation} for {', '.join(map(str, fact.args[:-1] or fact.args))}")
+            else:
+                lines.append(f"the evidence is too weak or conflicting (CF {net:.2f}, needs more than {THRESHOLD})")
+        return ClaimVerdict(claim, verdict, cf, rule_ids, "\n".join(lines), trace)
+
+    @staticmethod
+    def _violation(claim: Claim, hits: list[Violation]) -> ClaimVerdict:
+        cf = combine_all([v.cf for v in hits])
+        text = "\n".join(f"rule {v.rule_id} \"{v.rule_message}\": {v.message} (CF {v.cf:.2f}; matched "
+                         f"{', '.join(map(str, v.facts))})" for v in hits)
+        trace = {"claim": claim.fact.to_dict(), "violations": [v.to_dict() for v in hits]}
+        return ClaimVerdict(claim, "violates_rule", cf, list(dict.fromkeys(v.rule_id for v in hits)), text, trace)

@@ -1,0 +1,114 @@
+"""Verifier verdicts of each kind, superseded evidence, extraction in English and Chinese."""
+from pathlib import Path
+
+import pytest
+
+from symbolic import Claim, Fact, Provenance, Verifier, load_rulebase, parse_value as v
+
+HR = Path(__file__).parent / "fixtures" / "rules" / "hr"
+DOC = Provenance("document", "handbook.md")
+OLD = Provenance("document", "handbook-2019.md", superseded=True)
+
+
+@pytest.fixture(scope="module")
+def rb():
+    return load_rulebase(HR)
+
+
+def claims_from(rb, answer):
+    return [Claim(f, answer[s:e], s, e) for f, s, e in rb.extract(answer, source=Provenance("answer"))]
+
+
+def evidence_from(rb, text, source=DOC):
+    return [f for f, _, _ in rb.extract(text, source=source)]
+
+
+def test_extraction_english_and_chinese(rb):
+    got = rb.extract("Full-time employees get 2 weeks of annual leave. 实习生的年假为五天。兼职员工的试用期为两个月。",
+                     source=Provenance("document", "h.md", start=100))
+    assert [(str(f), s, e) for f, s, e in got] == [
+        ("annual_leave(full_time_employee, 14 days)", 0, 47), ("annual_leave(intern, 5 days)", 49, 58),
+        ("probation(part_timer, 2 months)", 59, 71)]
+    assert got[0][0].provenance.start == 100 and got[0][0].provenance.end == 147   # offset into the document
+    assert got[0][0].provenance.rule_id == "P1"
+
+
+def test_supported_with_unit_normalisation(rb):
+    ev = evidence_from(rb, "Full time staff are entitled to 14 days of annual leave.")
+    res = Verifier(rb).verify(claims_from(rb, "全职员工的年假为两周。"), ev)
+    (c,) = res.claims
+    assert (c.verdict, c.cf, res.ok) == ("supported", 1.0, True)
+    assert "handbook.md" in c.explanation
+
+
+def test_contradicted(rb):
+    ev = evidence_from(rb, "Full-time employees get 20 days of annual leave.")
+    (c,) = Verifier(rb).verify(claims_from(rb, "Full-time employees get 15 days of annual leave."), ev).claims
+    assert c.verdict == "contradicted" and c.cf == 1.0
+    assert c.trace["conflicting"][0]["text"] == "annual_leave(full_time_employee, 20 days)"
+
+
+def test_unsupported(rb):
+    ev = evidence_from(rb, "Interns get 10 days of annual leave.")
+    res = Verifier(rb).verify(claims_from(rb, "Full-time employees get 15 days of annual leave."), ev)
+    assert res.claims[0].verdict == "unsupported" and not res.ok
+    assert "no evidence mentions annual_leave for full_time_employee" in res.claims[0].explanation
+
+
+def test_violates_rule(rb):
+    ev = evidence_from(rb, "Interns get 3 days of annual leave.")
+    res = Verifier(rb).verify(claims_from(rb, "Interns get 3 days of annual leave."), ev)
+    (c,) = res.claims
+    assert c.verdict == "violates_rule" and c.rule_ids == ["R1"]
+    assert "intern is given only 3 days of annual leave" in c.explanation
+    # the evidence fact breaks R1 too, but only the claim's violation makes the claim violate
+    assert {tuple(x.fact_ids) for x in res.violations} == {(0,), (1,)}
+
+
+def test_probation_violation_in_chinese(rb):
+    res = Verifier(rb).verify(claims_from(rb, "实习生的试用期为八个月。"), [])
+    assert [(c.verdict, c.rule_ids) for c in res.claims] == [("violates_rule", ["R2"])]
+
+
+def test_current_evidence_wins_over_superseded(rb):
+    current = evidence_from(rb, "Interns get 10 days of annual leave.")
+    old = evidence_from(rb, "Interns get 7 days of annual leave.", OLD)
+    ver = Verifier(rb)
+    old_claim = ver.verify(claims_from(rb, "Interns get 7 days of annual leave."), current + old).claims[0]
+    assert old_claim.verdict == "contradicted" and old_claim.cf == 1.0
+    new_claim = ver.verify(claims_from(rb, "Interns get 10 days of annual leave."), current + old).claims[0]
+    assert new_claim.verdict == "supported" and new_claim.cf == 1.0
+    only_old = ver.verify(claims_from(rb, "Interns get 7 days of annual leave."), old).claims[0]
+    assert only_old.verdict == "supported" and only_old.cf == pytest.approx(0.5)   # superseded: half CF
+
+
+def test_backward_chaining_supports_a_claim_with_rule_ids(rb):
+    ev = evidence_from(rb, "Interns get 10 days of annual leave.") + [Fact("employed", ("intern",), 1.0, DOC)]
+    claim = Claim(Fact("eligible_for_leave", ("intern",), 1.0, Provenance("answer")), "interns are eligible", 0, 20)
+    (c,) = Verifier(rb).verify([claim], ev).claims
+    assert c.verdict == "supported"
+    assert c.cf == pytest.approx(0.9 + 0.6 - 0.9 * 0.6)   # G1 (0.9) and G2 (0.6) combined: 0.96
+    assert c.rule_ids == ["G1", "G2"]
+    assert "by rule G1" in c.explanation and c.trace["proofs"][0]["supports"][0]["rule_id"] == "G1"
+
+
+def test_conflicting_evidence_of_equal_strength_is_unsupported(rb):
+    ev = evidence_from(rb, "Interns get 10 days of annual leave.") + \
+        [Fact("annual_leave", ("intern", v("12 days")), 1.0, Provenance("document", "memo.md"))]
+    (c,) = Verifier(rb).verify(claims_from(rb, "Interns get 10 days of annual leave."), ev).claims
+    assert c.verdict == "unsupported" and c.trace["claim_cf"] == 0.0
+
+
+def test_to_dict_and_explain_are_json_ready(rb):
+    import json
+    res = Verifier(rb).verify(claims_from(rb, "Interns get 3 days of annual leave. 全职员工的年假为两周。"), [])
+    d = json.loads(json.dumps(res.to_dict()))
+    assert [c["verdict"] for c in d["claims"]] == ["violates_rule", "unsupported"]
+    assert "NOT OK: 0/2 claims supported" in res.explain()
+
+
+def test_bad_input_is_rejected_clearly(rb):
+    with pytest.raises(TypeError, match="Claim objects"):
+        Verifier(rb).verify(["annual leave is 5 days"], [])
+    with pytest.raises(TypeError, match="evidence must be Fact"):
+        Verifier(rb).verify([], ["x"])

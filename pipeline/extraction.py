@@ -134,9 +134,9 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
     for p in passages:
         superseded = bool(getattr(p, "superseded", False))
         for fact, s, e in rulebase.extract(p.text, source=_provenance("document", p.doc_id, p.start, p.end, superseded)):
+            # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
             prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded)
-            cf = fact.cf * (SUPERSEDED_CF_FACTOR if superseded else 1.0)
-            facts.append(dataclasses.replace(fact, cf=cf, provenance=prov))
+            facts.append(dataclasses.replace(fact, provenance=prov))
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded))
     return facts, values

@@ -89,9 +89,15 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
     return reports
 
 
-def violations_of(verification: Any) -> list[Violation]:
+def violations_of(verification: Any, n_base: int) -> list[Violation]:
+    """Violations that involve a claim of the answer. The forward chainer numbers its input facts
+    evidence + rule-base facts first (``n_base`` of them), then the claims: a violation whose facts
+    are all evidence is about the documents, not the answer."""
     out = []
     for v in getattr(verification, "violations", []) or []:
+        ids = getattr(v, "fact_ids", None)
+        if ids is not None and not any(i >= n_base for i in ids):
+            continue
         rule_id = getattr(v, "rule_id", None) or getattr(getattr(v, "rule", None), "id", None) or "?"
         message = getattr(v, "message", "") or str(v)
         explanation = getattr(v, "explanation", "") or ""

@@ -215,11 +215,15 @@ def test_gold_facts_are_grounded_in_support_docs():
                 assert any(mentions(t, fact["object"]) for t in texts), (it["id"], fact)
 
 
-def test_gold_answer_states_every_gold_number():
+def test_gold_answer_states_every_gold_value():
+    """Numbers of every gold fact, and the text of non-derived facts without numbers, are in the gold answer."""
+    _, derived = vocabulary()
     for it in ITEMS:
         said = numbers(it["gold_answer"])
         for fact in it["gold_facts"]:
             assert numbers(fact["object"]) <= said, (it["id"], fact["object"])
+            if not numbers(fact["object"]) and fact["relation"] not in derived:
+                assert mentions(it["gold_answer"], fact["object"]), (it["id"], fact["object"])
 
 
 def test_forbidden_values_are_never_in_the_gold_answer():

@@ -1,0 +1,139 @@
+"""`verirag rules check [DIR]` (parse + lint a rule base) and `verirag rules explain GOAL --facts FILE`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from symbolic import BackwardChainer, Fact, Provenance, RuleError, RuleErrors, load_rulebase, parse_value
+from symbolic import model as m
+from symbolic.check import Checker
+from symbolic.explain import how_json, how_text, why_json, why_text
+from symbolic.parser import parse_text
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("rules", help="check rule files or explain a goal")
+    sub = p.add_subparsers(dest="rules_command", metavar="ACTION")
+    c = sub.add_parser("check", help="parse and lint a rule folder (default: rules/)")
+    c.add_argument("dir", nargs="?", default="rules", help="folder or .rules file")
+    c.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.set_defaults(func=check)
+    e = sub.add_parser("explain", help="prove a goal from facts and print HOW/WHY")
+    e.add_argument("goal", help="e.g. 'grandparent(tom, ?z)'")
+    e.add_argument("--facts", required=True, help="facts: a .rules file of `fact` lines, or JSON "
+                                                  "[{\"relation\": ..., \"args\": [...], \"cf\": ...}]")
+    e.add_argument("--rules", default="rules", help="rule folder or file (default: rules/)")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=explain)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _errors(exc: RuleError) -> list[RuleError]:
+    return list(exc.errors) if isinstance(exc, RuleErrors) else [exc]
+
+
+def check(args: argparse.Namespace) -> int:
+    try:
+        rb = load_rulebase(args.dir)
+    except RuleError as exc:
+        errs = _errors(exc)
+        if args.json:
+            print(json.dumps({"ok": False, "errors": [_err_json(e) for e in errs], "warnings": []}, ensure_ascii=False))
+        else:
+            for e in errs:
+                print(e, file=sys.stderr)
+            print(f"{len(errs)} error(s)", file=sys.stderr)
+        return 1
+    failed = bool(rb.warnings) and args.strict
+    if args.json:
+        print(json.dumps({"ok": not failed, "errors": [], "warnings": [_err_json(w) for w in rb.warnings],
+                          "files": rb.files, "relations": len(rb.relations), "rules": len(rb.forward_rules),
+                          "goals": len(rb.backward_rules), "patterns": len(rb.patterns), "facts": len(rb.facts)},
+                         ensure_ascii=False))
+    else:
+        for w in rb.warnings:
+            print(w, file=sys.stderr)
+        print(f"ok: {len(rb.files)} file(s), {len(rb.relations)} relations, {len(rb.entities)} entities, "
+              f"{len(rb.patterns)} patterns, {len(rb.facts)} facts, {len(rb.forward_rules)} rules, "
+              f"{len(rb.backward_rules)} goals, {len(rb.warnings)} warning(s)")
+    return 1 if failed else 0
+
+
+def _err_json(e: RuleError) -> dict:
+    return {"path": e.path, "line": e.line, "column": e.column, "message": e.message, "severity": e.severity}
+
+
+def _goal_atom(text: str, rb) -> m.Atom:
+    pf, errs = parse_text(f"fact {text}", "<goal>")
+    if errs or len(pf.facts) != 1:
+        detail = errs[0].message if errs else "expected one goal such as grandparent(tom, ?z)"
+        raise ValueError(f"cannot read the goal {text!r}: {detail}")
+    ck = Checker({}, rb.types, rb.entities, rb.relations)
+    atom = ck.check_atom(pf.facts[0].atom, {})
+    if ck.errors:
+        raise ValueError(f"bad goal {text!r}: {ck.errors[0].message}")
+    return atom
+
+
+def _load_facts(path: Path, rb) -> list[Fact]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError("the facts JSON must be a list of {relation, args, cf}")
+    out = []
+    for i, item in enumerate(data):
+        try:
+            sig = rb.relations[item["relation"]]
+            args = []
+            for a, p in zip(item["args"], sig.params, strict=True):
+                if p.type in m.VALUE_TYPES and p.type != "text" and isinstance(a, (str, int, float)):
+                    a = parse_value(str(a))
+                elif p.type in rb.types and isinstance(a, str):
+                    a = rb.entity_id(a, p.type) or a
+                args.append(a)
+            out.append(Fact(sig.name, tuple(args), float(item.get("cf", 1.0)), Provenance("document", str(path))))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: fact #{i + 1} is not valid ({exc!r}); expected "
+                             f"{{\"relation\": <declared relation>, \"args\": [...], \"cf\": 0..1}}") from None
+    return out
+
+
+def explain(args: argparse.Namespace) -> int:
+    facts_path = Path(args.facts)
+    if not facts_path.exists():
+        print(f"error: no such facts file: {facts_path}", file=sys.stderr)
+        return 2
+    try:
+        is_rules = facts_path.suffix == ".rules"
+        rb = load_rulebase([args.rules, facts_path] if is_rules else args.rules)
+        facts = list(rb.facts) if is_rules else [*rb.facts, *_load_facts(facts_path, rb)]
+        atom = _goal_atom(args.goal, rb)
+    except RuleError as exc:
+        for e in _errors(exc):
+            print(e, file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    bc = BackwardChainer(rb.backward_rules, facts)
+    pattern = tuple(a if isinstance(a, m.Var) else m.Var("_") if isinstance(a, m.Wildcard) else a.value
+                    for a in atom.args)
+    nodes = [n for n in bc.prove(atom.relation, pattern) if n.cf > 0.2]
+    if args.json:
+        print(json.dumps({"goal": args.goal, "proved": bool(nodes), "conclusions": [how_json(n) for n in nodes],
+                          "asked": [why_json(a) for a in bc.asked]}, ensure_ascii=False))
+    else:
+        if nodes:
+            print("HOW:")
+            for n in nodes:
+                print(how_text(n, 1))
+        else:
+            print(f"{args.goal}: not proved (no conclusion above CF 0.2)")
+        open_goals = [a for a in bc.asked if a.cf is None or a.cf <= 0.2]
+        if open_goals:
+            print("WHY (goals asked but not proved):")
+            for a in open_goals:
+                print("  " + why_text(a).replace("\n", "\n  "))
+    return 0 if nodes else 1

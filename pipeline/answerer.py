@@ -109,7 +109,7 @@ class Answerer:
             att_t["extract"] = _ms(extract_s + time.perf_counter() - t)
             t = time.perf_counter()
             verification = verifier.verify(claims, facts)
-            reports = relation_reports(verification, facts, prompt.passages) + check_values(mentions, values)
+            reports = relation_reports(verification, facts, prompt.passages, values) + check_values(mentions, values)
             reports.sort(key=lambda r: r.start)
             violations = violations_of(verification, len(facts) + len(getattr(rulebase, "facts", [])))
             att_t["verify"] = _ms(time.perf_counter() - t)

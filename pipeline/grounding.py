@@ -9,6 +9,8 @@ from symbolic.values import Date, Money, Percentage, Quantity
 
 # A value stated by a retrieved passage the answer did not cite is support, but weaker.
 UNCITED_CF = 0.8
+# A relation claim grounded only by its value in a cited passage (no pattern read the relation there).
+VALUE_FALLBACK_CF = 0.6
 
 
 def _magnitude(v: Any) -> float | None:
@@ -73,19 +75,40 @@ def _fact_text(fact: Any, passages: Sequence[Any]) -> dict:
             "superseded": bool(prov.superseded)}
 
 
-def relation_reports(verification: Any, evidence: Sequence[Any], passages: Sequence[Any]) -> list[ClaimReport]:
+def _value_fallback(claim: Any, values: Sequence[EvidenceValue]) -> tuple[float, str] | None:
+    """The rule patterns miss many phrasings (tables, headings carry the subject): a claim the verifier
+    found *nothing* about is still grounded when a passage it cites states its exact value."""
+    if not claim.fact.args:
+        return None
+    value = claim.fact.args[-1]
+    hits = [ev for ev in values if ev.doc_id in claim.cited and values_match(value, ev.value)]
+    if not hits:
+        return None
+    ev = sorted(hits, key=lambda e: e.superseded)[0]
+    cf = VALUE_FALLBACK_CF * (SUPERSEDED_CF_FACTOR if ev.superseded else 1.0)
+    return cf, (f"no pattern read {claim.fact.relation} from the documents, but the cited {ev.doc_id} states "
+                f"the value {ev.text!r} (value match, CF {cf:.2f})")
+
+
+def relation_reports(verification: Any, evidence: Sequence[Any], passages: Sequence[Any],
+                     values: Sequence[EvidenceValue] = ()) -> list[ClaimReport]:
     """ClaimReports from the verifier's ClaimVerdicts; failing claims carry what the documents state
     for the same relation (the feedback quotes it)."""
     reports = []
     for cv in verification.claims:
         claim = cv.claim
+        verdict, cf, explanation = cv.verdict, float(cv.cf), cv.explanation
+        if verdict == "unsupported":
+            fallback = _value_fallback(claim, values)
+            if fallback is not None:
+                cf, how = fallback
+                verdict, explanation = "supported", explanation + "\n" + how
         said = []
-        if cv.verdict != "supported":
+        if verdict != "supported":
             said = [_fact_text(f, passages) for f in evidence if f.relation == claim.fact.relation]
             said = [s for s in said if s["text"]][:4]
-        reports.append(ClaimReport(claim.text, claim.start, claim.end, claim.fact.relation, cv.verdict,
-                                   float(cv.cf), list(cv.rule_ids), cv.explanation, list(claim.cited),
-                                   "relation", said))
+        reports.append(ClaimReport(claim.text, claim.start, claim.end, claim.fact.relation, verdict,
+                                   cf, list(cv.rule_ids), explanation, list(claim.cited), "relation", said))
     return reports
 
 

@@ -155,3 +155,17 @@ def test_bad_input(rulebase, question, options, message):
     with pytest.raises(ValueError, match=message):
         a.ask(question, options)
     assert gen.calls == []
+
+
+def test_relation_claim_without_evidence_fact_is_grounded_by_cited_value(rulebase):
+    # The passage states the value in a form no pattern reads ("25 days per year of leave"): the
+    # claim is supported by value match in the cited source only, with a lower CF.
+    passages = [FakePassage("hr/leave.md", "Leave: 25 days per year for full-time staff.", 0.9)]
+    a, _ = make(rulebase, [GOOD, GOOD], passages)
+    r = a.ask("How much annual leave?")
+    assert r.status == "verified"
+    assert r.claims[0].verdict == "supported" and r.claims[0].cf == pytest.approx(0.6)
+    assert "value match" in r.claims[0].explanation
+    uncited = "Full-time employees get 25 days of annual leave."
+    a, _ = make(rulebase, [uncited, uncited, uncited], passages)
+    assert a.ask("How much annual leave?").status == "flagged"

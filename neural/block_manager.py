@@ -78,10 +78,10 @@ class BlockManager:
         bs = self.block_size
         max_blocks = (len(seq.token_ids) - 1) // bs
         parent: int | None = None
+        self.prefix_queries += max_blocks  # hit rate = share of eligible full prompt blocks served cached
         for i in range(max_blocks):
             tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
             h = chain_hash(parent, tokens)
-            self.prefix_queries += 1
             block_id = self.cached.get(h)
             block = self.blocks[block_id] if block_id is not None else None
             if block is None or block.token_ids != tokens or block.parent_hash != parent:

@@ -1,0 +1,66 @@
+"""Scheduler: token budget, chunked prefill, max_num_seqs, preemption by recompute (no model needed)."""
+from __future__ import annotations
+
+from neural.block_manager import BlockManager
+from neural.sampling_params import SamplingParams
+from neural.scheduler import Scheduler
+from neural.sequence import Sequence, SequenceStatus
+
+
+def seq(n: int, rid: str) -> Sequence:
+    return Sequence(rid, None, list(range(3, 3 + n)), SamplingParams())
+
+
+def advance(batch) -> None:
+    """Pretend the model ran: mark tokens computed; sequences at their end 'sample' token 7."""
+    for s, n in zip(batch.seqs, batch.num_new_tokens):
+        s.num_computed_tokens += n
+        if s.num_computed_tokens == len(s.token_ids):
+            s.append_token(7)
+
+
+def test_chunked_prefill_respects_token_budget_and_joins_decodes():
+    bm = BlockManager(64, 4)
+    sch = Scheduler(bm, max_num_seqs=8, max_num_batched_tokens=10, max_model_len=128)
+    a, b = seq(6, "a"), seq(22, "b")
+    sch.add(a)
+    sch.add(b)
+    batch = sch.schedule()
+    assert [s.request_id for s in batch.seqs] == ["a", "b"] and batch.num_new_tokens == [6, 4]
+    advance(batch)
+    batch = sch.schedule()  # a decodes (1 token), b's prefill continues with the rest of the budget
+    assert batch.num_new_tokens == [1, 9] and not batch.is_decode
+    advance(batch)
+    batch = sch.schedule()
+    assert batch.num_new_tokens == [1, 9]
+    advance(batch)
+    batch = sch.schedule()
+    assert batch.num_new_tokens == [1, 1] and batch.is_decode  # b finished its 22-token prefill and sampled
+    assert len(b.token_ids) == 23
+
+
+def test_max_num_seqs_caps_running_batch():
+    sch = Scheduler(BlockManager(64, 4), max_num_seqs=2, max_num_batched_tokens=100, max_model_len=128)
+    for i in range(3):
+        sch.add(seq(3, str(i)))
+    batch = sch.schedule()
+    assert len(batch) == 2 and len(sch.waiting) == 1
+
+
+def test_preemption_frees_newest_and_recomputes_later():
+    bm = BlockManager(num_blocks=4, block_size=4)  # 16 slots in all
+    sch = Scheduler(bm, max_num_seqs=8, max_num_batched_tokens=100, max_model_len=16)
+    a, b = seq(8, "a"), seq(8, "b")
+    sch.add(a)
+    sch.add(b)
+    advance(sch.schedule())  # each holds 2 blocks: pool full
+    assert bm.num_free_blocks == 0
+    batch = sch.schedule()  # both at 9 tokens: a needs a third block -> b (newest) is preempted
+    assert batch.seqs == [a] and batch.preempted == [b]
+    assert b.status == SequenceStatus.WAITING and b.block_table == [] and b.num_computed_tokens == 0
+    assert sch.waiting[0] is b and len(b.token_ids) == 9  # keeps its generated token for recompute
+    advance(batch)
+    sch.finish(a, "length")
+    assert bm.num_free_blocks == 4
+    batch = sch.schedule()
+    assert batch.seqs == [b] and batch.num_new_tokens == [9]  # prompt + generated recomputed at once

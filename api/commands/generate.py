@@ -1,0 +1,57 @@
+"""`verirag generate "prompt"`: run the decode engine alone (no retrieval, no rules) on one prompt."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("generate", help="generate text with the decode engine (default: SmolLM2-135M)")
+    p.add_argument("prompt", help="the prompt (a user message unless --raw)")
+    p.add_argument("--model", metavar="PATH", default=None,
+                   help="HF folder (config.json + *.safetensors + tokenizer.json) or .gguf file "
+                        "(default: the embedded SmolLM2-135M-Instruct)")
+    p.add_argument("--max-tokens", type=int, default=256, help="most tokens to generate (default 256)")
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--seed", type=int, default=None, help="seed for reproducible sampling")
+    p.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
+    p.add_argument("--stream", action="store_true", help="print tokens as they are generated")
+    p.add_argument("--chat", dest="chat", action="store_true", default=True,
+                   help="wrap the prompt in the model's chat template (default)")
+    p.add_argument("--raw", dest="chat", action="store_false", help="feed the prompt as-is, no chat template")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--stats", action="store_true", help="print token counts and timings to stderr")
+    p.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    from neural import Engine, EngineConfig, EngineError, SamplingParams
+
+    try:
+        sampling = SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_p=args.top_p,
+                                  top_k=args.top_k, seed=args.seed, stop=args.stop)
+        if not args.prompt.strip():
+            raise EngineError("prompt is empty")
+        engine = Engine(EngineConfig(model=args.model, dtype=args.dtype, num_threads=args.threads))
+        prompt = [{"role": "user", "content": args.prompt}] if args.chat else args.prompt
+        if args.stream:
+            final = None
+            for out in engine.stream(prompt, sampling):
+                sys.stdout.write(out.delta_text)
+                sys.stdout.flush()
+                final = out
+            sys.stdout.write("\n")
+        else:
+            final = engine.chat(prompt, sampling) if args.chat else engine.generate(prompt, sampling)[0]
+            print(final.text)
+    except (EngineError, ValueError) as exc:
+        print(f"verirag generate: error: {exc}", file=sys.stderr)
+        return 1
+    if args.stats and final is not None:
+        m = final.metrics
+        print(f"[{m.prompt_tokens} prompt + {m.generated_tokens} generated tokens, finish={final.finish_reason}, "
+              f"ttft={m.ttft_s:.3f}s, tpot={(m.tpot_s or 0) * 1000:.1f}ms, total={m.e2e_s:.2f}s]", file=sys.stderr)
+    return 0

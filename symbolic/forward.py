@@ -175,10 +175,18 @@ class ForwardChainer:
             self.produces[r.id] = {a.atom.relation for a in r.actions if isinstance(a, m.AssertAction)}
             for rel in self.uses[r.id]:
                 self.by_relation.setdefault(rel, set()).add(r.id)
+        self.producers: dict[str, set[str]] = {}
+        for rid, rels in self.produces.items():
+            for rel in rels:
+                self.producers.setdefault(rel, set()).add(rid)
+        self._relevant: dict[frozenset, frozenset] = {}
 
     def relevant_rules(self, relations: set[str]) -> set[str]:
         """Rules matching any of ``relations``, then (to a fixed point) rules feeding those rules
         and rules fed by them."""
+        key = frozenset(relations)
+        if key in self._relevant:
+            return set(self._relevant[key])
         chosen = set().union(*(self.by_relation.get(r, set()) for r in relations)) if relations else set()
         frontier = set(chosen)
         while frontier:
@@ -186,9 +194,12 @@ class ForwardChainer:
             for rid in frontier:
                 for rel in self.produces[rid]:
                     new |= self.by_relation.get(rel, set())
-                new |= {o for o, prod in self.produces.items() if prod & self.uses[rid]}
+                for rel in self.uses[rid]:
+                    new |= self.producers.get(rel, set())
             frontier = new - chosen
             chosen |= frontier
+        if len(self._relevant) < 4096:
+            self._relevant[key] = frozenset(chosen)
         return chosen
 
     def _engine(self, rule_ids: frozenset) -> tuple[_Engine, threading.Lock]:

@@ -72,6 +72,7 @@ class Verifier:
         self.rb = rulebase
         self.max_depth = max_depth
         self.forward = ForwardChainer(rulebase.forward_rules, max_firings=max_firings, max_new_facts=max_new_facts)
+        self._keep_cache: dict[frozenset, set[str]] = {}
 
     def verify(self, claims: list[Claim], evidence: list[Fact]) -> Verification:
         for c in claims:
@@ -81,12 +82,16 @@ class Verifier:
             if not isinstance(f, Fact):
                 raise TypeError(f"evidence must be Fact objects, got {f!r}")
         base = [*evidence, *self.rb.facts]
-        n = len(base)
-        fwd = self.forward.run([*base, *(c.fact for c in claims)], focus={c.fact.relation for c in claims})
+        focus = {c.fact.relation for c in claims}
+        by_rel: dict[str, list[Fact]] = {}
+        for f in base:  # the one pass over all evidence: index by relation
+            by_rel.setdefault(f.relation, []).append(f)
+        fw_base = [f for rel in sorted(self._evidence_relations(focus)) for f in by_rel.get(rel, ())]
+        n = len(fw_base)
+        fwd = self.forward.run([*fw_base, *(c.fact for c in claims)], focus=focus)
         # facts derived from evidence alone are evidence too; those resting on a claim are not
         derived_evidence = [f for f, src in zip(fwd.derived, fwd.derived_from) if all(s < n for s in src)]
-        by_rel: dict[str, list[Fact]] = {}
-        for f in (*base, *derived_evidence):
+        for f in derived_evidence:
             by_rel.setdefault(f.relation, []).append(f)
         chainer: BackwardChainer | None = None
         verdicts = []
@@ -106,6 +111,28 @@ class Verifier:
             verdicts.append(self._judge(claim, match, conflict, proofs))
         forward = {"firings": fwd.firings, "halted": fwd.halted, "rules": fwd.rule_ids}
         return Verification(verdicts, fwd.violations, forward)
+
+    def _evidence_relations(self, focus: set[str]) -> set[str]:
+        """Relations whose evidence facts can change a claim's verdict through forward rules: those a
+        relevant rule joins with other facts or tests with `not`, and those feeding derivations of
+        relations the claims or the goal rules need. A single-condition constraint never needs the
+        evidence: it fires on the claim's own fact (this keeps RETE small; see bench/rules.py)."""
+        needed = set(focus)
+        for g in self.rb.backward_rules:
+            needed |= {g.head.relation} | {c.relation if isinstance(c, m.Atom) else c.atom.relation
+                                           for c in g.premises if isinstance(c, (m.Atom, m.Not))}
+        key = frozenset(focus)
+        if key in self._keep_cache:
+            return self._keep_cache[key]
+        keep: set[str] = set()
+        for rid in self.forward.relevant_rules(focus):
+            rule = self.forward.rules[rid]
+            n_pos = sum(isinstance(c, m.Atom) for c in rule.conditions)
+            if n_pos >= 2 or any(isinstance(c, m.Not) for c in rule.conditions) or self.forward.produces[rid] & needed:
+                keep |= self.forward.uses[rid]
+        if len(self._keep_cache) < 4096:
+            self._keep_cache[key] = keep
+        return keep
 
     # ------------------------------------------------------------------------------------------
     @staticmethod

@@ -61,8 +61,24 @@ def test_violates_rule(rb):
     (c,) = res.claims
     assert c.verdict == "violates_rule" and c.rule_ids == ["R1"]
     assert "intern is given only 3 days of annual leave" in c.explanation
-    # the evidence fact breaks R1 too, but only the claim's violation makes the claim violate
-    assert {tuple(x.fact_ids) for x in res.violations} == {(0,), (1,)}
+    # only the claim's own fact is run through the single-condition rule R1 (evidence cannot change it)
+    assert [(f.provenance.source, str(f)) for x in res.violations for f in x.facts] == \
+        [("answer", "annual_leave(intern, 3 days)")]
+
+
+def test_joined_rule_sees_evidence(tmp_path):
+    (tmp_path / "j.rules").write_text(
+        'type t\nrelation cap(t, duration[day])\nrelation leave(t, duration[day])\n'
+        'rule J1 "Leave may not exceed the cap": if leave(?w, ?d) and cap(?w, ?c) and ?d > ?c\n'
+        '  then violation "{w}: {d} exceeds the cap {c}"\n')
+    rb = load_rulebase(tmp_path)
+    claim = Claim(Fact("leave", ("ann", v("3 weeks")), 1.0, Provenance("answer")), "3 weeks", 0, 7)
+    res = Verifier(rb).verify([claim], [Fact("cap", ("ann", v("20 days")), 0.8, DOC)])
+    (c,) = res.claims
+    assert (c.verdict, c.rule_ids, c.cf) == ("violates_rule", ["J1"], 0.8)
+    assert "ann: 3 weeks exceeds the cap 20 days" in c.explanation
+    ok = Verifier(rb).verify([claim], [Fact("cap", ("ann", v("30 days")), 0.8, DOC)]).claims[0]
+    assert ok.verdict == "unsupported"
 
 
 def test_probation_violation_in_chinese(rb):

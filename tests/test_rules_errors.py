@@ -76,3 +76,18 @@ def test_chinese_text_in_errors_keeps_caret_aligned_by_character():
     errs = parse_text('entity 人 "张三"\nfact 父亲(张三 @)\n', "zh.rules")[1]
     assert (errs[0].line, errs[0].column) == (2, 12)
     assert str(errs[0]).splitlines()[2] == "  " + " " * 11 + "^"
+
+
+def test_lint_warnings_unreachable_goal_and_cycle(tmp_path):
+    (tmp_path / "w.rules").write_text(
+        'type t\nrelation a(t)\nrelation b(t)\nrelation c(t)\nfact a(x)\n'
+        'goal G1 "c needs b": c(?x) if b(?x)\n'
+        'rule F1 "a to b": if a(?x) and not c(?x) then assert b(?x)\n'
+        'rule F2 "b to a": if b(?x) then assert a(?x)\n')
+    rb = load_rulebase(tmp_path)       # warnings do not stop loading
+    assert [(w.line, w.column, w.severity) for w in rb.warnings] == [(7, 6, "warning")]
+    assert "rules F1 -> F2 form a cycle" in rb.warnings[0].message
+    (tmp_path / "w.rules").write_text('type t\nrelation b(t)\nrelation c(t)\ngoal G1 "c needs b": c(?x) if b(?x)\n')
+    rb = load_rulebase(tmp_path)
+    assert [(w.line, w.column) for w in rb.warnings] == [(4, 6)]
+    assert "goal G1 is unreachable: nothing produces b" in rb.warnings[0].message

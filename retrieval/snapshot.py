@@ -61,7 +61,9 @@ class Snapshot:
                       (vdir / "chunks.jsonl").read_text(encoding="utf-8").splitlines() if line]
             embeddings = np.load(vdir / "embeddings.npy")
             if (vdir / "vectors.faiss").is_file():
-                vectors = vector_index.load(vdir / "vectors.faiss", ef_search)
+                vcfg = manifest["vector_index"]["config"]  # search-time knobs are not all kept by FAISS files
+                vectors = vector_index.load(vdir / "vectors.faiss", ef_search or vcfg["ef_search"],
+                                            vcfg.get("ivf_nprobe"))
             else:
                 vectors = faiss.IndexFlatIP(int(manifest["embedder"]["dim"]))
                 if len(embeddings):

@@ -1,4 +1,4 @@
-"""FAISS vector index: exact inner product for small collections, HNSW above a size threshold."""
+"""FAISS vector index: exact inner product for small collections, HNSW (or IVF) above a threshold."""
 from __future__ import annotations
 
 from dataclasses import dataclass, asdict
@@ -9,21 +9,22 @@ import numpy as np
 
 from .errors import RetrievalError
 
-KINDS = ("auto", "flat", "hnsw")
+KINDS = ("auto", "flat", "hnsw", "ivf")
 
 
 @dataclass(frozen=True)
 class VectorIndexConfig:
-    kind: str = "auto"            # auto | flat | hnsw
+    kind: str = "auto"            # auto | flat | hnsw | ivf
     hnsw_threshold: int = 20_000  # auto picks HNSW from this many vectors up; flat search is ~O(N·d)
-    hnsw_m: int = 32              # graph degree: 32 keeps recall@10 >= 0.95 at 100k (bench/retrieval.py)
-    ef_construction: int = 80
-    ef_search: int = 96
+    hnsw_m: int = 16              # graph degree; with ef_search 128 recall@10 >= 0.95 at 100k (bench/retrieval.py)
+    ef_construction: int = 64     # build cost matters: every ingest that changes something rebuilds
+    ef_search: int = 128
+    ivf_nprobe: int = 24          # IVF: lists scanned per query, of ~2*sqrt(N) lists
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise RetrievalError(f"vector index kind must be one of {KINDS}, got {self.kind!r}")
-        if self.hnsw_m < 4 or self.ef_construction < 8 or self.ef_search < 1 or self.hnsw_threshold < 1:
+        if self.ivf_nprobe < 1 or self.hnsw_m < 4 or self.ef_construction < 8 or self.ef_search < 1 or self.hnsw_threshold < 1:
             raise RetrievalError(f"bad HNSW settings: {self}")
 
     def resolve(self, n: int) -> str:
@@ -41,6 +42,14 @@ def build(vectors: np.ndarray, config: VectorIndexConfig) -> tuple[faiss.Index, 
     kind = config.resolve(n)
     if kind == "flat":
         index = faiss.IndexFlatIP(d)
+    elif kind == "ivf":
+        # IVF trains k-means: far cheaper to build than HNSW (worth it when every ingest rebuilds),
+        # slower per query at equal recall. Needs training points: at least ~39 per list.
+        nlist = int(min(4096, max(1, min(2 * np.sqrt(n), n // 39))))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
+        if n:
+            index.train(np.ascontiguousarray(vectors, dtype=np.float32))
+        index.nprobe = min(config.ivf_nprobe, nlist)
     else:
         index = faiss.IndexHNSWFlat(d, config.hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = config.ef_construction
@@ -54,10 +63,12 @@ def save(index: faiss.Index, path: Path) -> None:
     faiss.write_index(index, str(path))
 
 
-def load(path: Path, ef_search: int | None = None) -> faiss.Index:
+def load(path: Path, ef_search: int | None = None, nprobe: int | None = None) -> faiss.Index:
     index = faiss.read_index(str(path))
     if ef_search is not None and isinstance(index, faiss.IndexHNSW):
         index.hnsw.efSearch = ef_search
+    if nprobe is not None and isinstance(index, faiss.IndexIVF):
+        index.nprobe = nprobe
     return index
 
 

@@ -66,6 +66,10 @@ def test_flat_is_exact_and_hnsw_recall(tmp_path):
     _, ids = vector_index.search(vector_index.load(tmp_path / "v.faiss", ef_search=64), q, 10)
     recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, truth)])
     assert recall >= 0.95
+    ivf, kind = vector_index.build(x, VectorIndexConfig(kind="ivf", ivf_nprobe=16))
+    assert kind == "ivf" and ivf.nlist == 3000 // 39  # 2*sqrt(3000)=109 lists capped to 39 points each
+    _, ids = vector_index.search(ivf, q, 10)
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, truth)]) >= 0.95
 
 
 def test_vector_index_config_validation():

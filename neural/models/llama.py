@@ -17,6 +17,7 @@ from neural.kernels import (
     store_kvcache,
 )
 from neural.model_config import ModelConfig
+from neural.models.cpu_ops import select_ops
 
 
 class RMSNorm(nn.Module):
@@ -40,6 +41,7 @@ class Attention(nn.Module):
         self.scale = self.head_dim**-0.5
         self.k_cache = torch.empty(0)  # views into the engine's pool, bound by bind_kv_cache
         self.v_cache = torch.empty(0)
+        self.store_kvcache, self.paged_attention_decode = store_kvcache, paged_attention_decode
 
     def forward(
         self, x: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor, meta: AttentionMetadata
@@ -50,9 +52,9 @@ class Attention(nn.Module):
         k = k.view(-1, self.n_kv, self.head_dim)
         v = v.view(-1, self.n_kv, self.head_dim)
         q, k = apply_rotary(q, k, positions, cos_sin)
-        store_kvcache(k, v, self.k_cache, self.v_cache, meta.slot_mapping)
+        self.store_kvcache(k, v, self.k_cache, self.v_cache, meta.slot_mapping)
         if meta.is_decode:
-            o = paged_attention_decode(q, self.k_cache, self.v_cache, meta.block_tables, meta.context_lens, self.scale)
+            o = self.paged_attention_decode(q, self.k_cache, self.v_cache, meta.block_tables, meta.context_lens, self.scale)
         else:
             o = paged_attention(
                 q, self.k_cache, self.v_cache, meta.block_tables, meta.cu_seqlens_q, meta.context_lens, self.scale
@@ -121,9 +123,11 @@ class LlamaForCausalLM(nn.Module):
 
     def bind_kv_cache(self, kv_cache: torch.Tensor) -> None:
         """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
+        store, decode = select_ops(kv_cache.device)
         for i, layer in enumerate(self.layers):
             layer.self_attn.k_cache = kv_cache[0, i]
             layer.self_attn.v_cache = kv_cache[1, i]
+            layer.self_attn.store_kvcache, layer.self_attn.paged_attention_decode = store, decode
 
     @torch.no_grad()
     def load_weights(self, weights, dtype: torch.dtype) -> None:

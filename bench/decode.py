@@ -1,0 +1,128 @@
+"""Decode engine vs HF transformers generate() on the default model: one stream and N concurrent requests.
+
+Same weights (the GGUF dequantized once by our loader, handed to transformers' LlamaForCausalLM so both sides
+run identical fp32 matrices), same prompts, greedy. HF runs the way a user would: one static batch,
+left-padded, max_new_tokens = the largest request's budget, outputs truncated per request afterwards.
+Prints tokens/s and ratios from one run, plus KV-cache slot waste and TTFT.
+
+    .venv/bin/python bench/decode.py [--threads 1] [--concurrent 16] [--compare-threads]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from neural import Engine, EngineConfig, SamplingParams
+from neural.loader import load_model_files
+
+QUESTIONS = [
+    "What is a knowledge base?", "Explain paged attention in one paragraph.", "Write a haiku about autumn.",
+    "How do I reverse a list in Python?", "What causes the seasons on Earth?", "Summarise the plot of Hamlet.",
+    "List three uses of graphene.", "Why is the sky blue?",
+]
+CONTEXT = ("The company grants every full-time employee 25 days of annual leave. Part-time staff accrue leave "
+           "in proportion to their hours. Unused leave of up to five days may be carried over to the next year. ")
+
+
+def make_prompts(engine: Engine, n: int) -> list[str]:
+    prompts = []
+    for i in range(n):
+        ctx = CONTEXT * (i % 5)  # 0..4 context paragraphs: prompt lengths ~40..~230 tokens
+        q = QUESTIONS[i % len(QUESTIONS)]
+        content = f"Context: {ctx}\n\nQuestion: {q}" if ctx else q
+        prompts.append(engine.tokenizer.apply_chat_template([{"role": "user", "content": content}]))
+    return prompts
+
+
+def hf_model_from_engine(engine: Engine):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    mc = engine.model_config
+    cfg = LlamaConfig(
+        vocab_size=mc.vocab_size, hidden_size=mc.hidden_size, intermediate_size=mc.intermediate_size,
+        num_hidden_layers=mc.num_hidden_layers, num_attention_heads=mc.num_attention_heads,
+        num_key_value_heads=mc.num_key_value_heads, rms_norm_eps=mc.rms_norm_eps, rope_theta=mc.rope_theta,
+        max_position_embeddings=mc.max_position_embeddings, tie_word_embeddings=mc.tie_word_embeddings,
+    )
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg)
+    _, weights = load_model_files(engine.config.model)
+    model.load_state_dict(dict(weights), strict=False, assign=True)
+    if mc.tie_word_embeddings:
+        model.tie_weights()
+    model.model.rotary_emb = type(model.model.rotary_emb)(config=cfg)  # rebuild the meta-device buffers
+    return model.eval()
+
+
+def hf_generate(model, tok_ids: list[list[int]], max_new: list[int], eos: set[int]) -> tuple[list[list[int]], float]:
+    """One left-padded static batch; returns per-request tokens (cut at EOS / own budget) and wall time."""
+    width = max(len(t) for t in tok_ids)
+    ids = torch.tensor([[0] * (width - len(t)) + t for t in tok_ids])
+    mask = torch.tensor([[0] * (width - len(t)) + [1] * len(t) for t in tok_ids])
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        out = model.generate(ids, attention_mask=mask, max_new_tokens=max(max_new), do_sample=False,
+                             eos_token_id=sorted(eos), pad_token_id=0)
+    dt = time.perf_counter() - t0
+    results = []
+    for row, n in zip(out[:, width:].tolist(), max_new):
+        row = row[:n]
+        cut = next((i + 1 for i, t in enumerate(row) if t in eos), len(row))
+        results.append(row[:cut])
+    return results, dt
+
+
+def engine_generate(engine: Engine, prompts: list[str], max_new: list[int]) -> tuple[list, float, float]:
+    """All requests submitted at once; returns outputs, wall time and the mean KV slot waste over steps."""
+    ids = [engine.add_request(p, SamplingParams(max_tokens=n), ) for p, n in zip(prompts, max_new)]
+    done, wastes = {}, []
+    t0 = time.perf_counter()
+    while len(done) < len(ids):
+        for out in engine.step():
+            if out.finished:
+                done[out.request_id] = out
+        wastes.append(engine.metrics()["kv_slot_waste"])
+    dt = time.perf_counter() - t0
+    return [done[i] for i in ids], dt, sum(wastes) / len(wastes)
+
+
+def run(engine: Engine, hf, prompts: list[str], max_new: list[int], label: str) -> None:
+    tok_ids = [engine.tokenizer.encode(p) for p in prompts]
+    outs, t_eng, waste = engine_generate(engine, prompts, max_new)
+    ref, t_hf = hf_generate(hf, tok_ids, max_new, engine.eos_ids)
+    n_eng = sum(len(o.token_ids) for o in outs)
+    n_hf = sum(len(r) for r in ref)
+    same = sum(o.token_ids == r for o, r in zip(outs, ref))
+    ttft = sum(o.metrics.ttft_s for o in outs) / len(outs)
+    print(f"[{label}] requests={len(prompts)} prompt_tokens={sum(map(len, tok_ids))} "
+          f"generated engine={n_eng} hf={n_hf} identical_outputs={same}/{len(prompts)}")
+    print(f"  engine: {t_eng:7.2f}s {n_eng / t_eng:7.2f} tok/s  mean TTFT {ttft:.2f}s  KV slot waste {waste:.2%}")
+    print(f"  hf    : {t_hf:7.2f}s {n_hf / t_hf:7.2f} tok/s")
+    print(f"  ratio engine/hf (tok/s): {(n_eng / t_eng) / (n_hf / t_hf):.2f}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--concurrent", type=int, default=16)
+    ap.add_argument("--single-tokens", type=int, default=64)
+    ap.add_argument("--compare-threads", action="store_true", help="repeat the single stream at 1 and 2 threads")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    engine = Engine(EngineConfig(num_threads=args.threads))
+    hf = hf_model_from_engine(engine)
+    prompts = make_prompts(engine, max(args.concurrent, 1))
+    run(engine, hf, prompts[:1], [4], "warm-up")
+    threads = [1, 2] if args.compare_threads else [args.threads]
+    for t in threads:
+        torch.set_num_threads(t)
+        run(engine, hf, prompts[:1], [args.single_tokens], f"single stream, {t} thread(s)")
+    torch.set_num_threads(args.threads)
+    budgets = [[16, 32, 64, 96, 128][i % 5] for i in range(args.concurrent)]  # mixed output lengths too
+    run(engine, hf, prompts, budgets, f"{args.concurrent} concurrent, {args.threads} thread(s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""CPU fast paths for the two per-layer ops whose kernel references are slow on CPU (decode attention, KV store).
+
+The ops in neural.kernels run their PyTorch *reference* on CPU, written for clarity (einsum over a padded
+gather; boolean-mask scatter). On the 2-core CPU those cost ~2x (attention) and ~10x (store) what the
+same math costs through SDPA with GQA and index_copy_. Same contract, same cache layout, still paged (K/V
+gathered through the block table every step); tests check equality against the references. Chosen once
+per model: CUDA tensors and VERIRAG_KERNELS=triton/reference keep the kernels' own dispatch.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from neural.kernels import paged_attention_decode, store_kvcache
+from neural.kernels.backend import requested_backend
+
+
+def store_kvcache_cpu(
+    key: torch.Tensor, value: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, slot_mapping: torch.Tensor
+) -> None:
+    """The engine never emits -1 slots (no padding rows), so a plain index_copy_ covers the contract."""
+    flat = (-1, *k_cache.shape[2:])
+    k_cache.view(flat).index_copy_(0, slot_mapping, key.to(k_cache.dtype))
+    v_cache.view(flat).index_copy_(0, slot_mapping, value.to(v_cache.dtype))
+
+
+def paged_attention_decode_cpu(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    block_tables: torch.Tensor,
+    context_lens: torch.Tensor,
+    scale: float,
+) -> torch.Tensor:
+    """One query per sequence: gather each table's blocks, masked SDPA with grouped KV heads."""
+    batch, n_heads, head_dim = q.shape
+    block_size, n_kv = k_cache.shape[1], k_cache.shape[2]
+    ids = block_tables.long().clamp_min(0)
+    width = ids.shape[1] * block_size
+    k = k_cache[ids].view(batch, width, n_kv, head_dim).transpose(1, 2)
+    v = v_cache[ids].view(batch, width, n_kv, head_dim).transpose(1, 2)
+    mask = torch.arange(width, device=q.device)[None, :] < context_lens[:, None]
+    out = F.scaled_dot_product_attention(
+        q.unsqueeze(2), k, v, attn_mask=mask[:, None, None, :], scale=scale, enable_gqa=n_kv != n_heads
+    )
+    return out.view(batch, n_heads, head_dim)
+
+
+def select_ops(device: torch.device) -> tuple:
+    """(store_kvcache, paged_attention_decode) to use for a model living on ``device``."""
+    if device.type == "cpu" and requested_backend() == "auto":
+        return store_kvcache_cpu, paged_attention_decode_cpu
+    return store_kvcache, paged_attention_decode

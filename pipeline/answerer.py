@@ -111,7 +111,7 @@ class Answerer:
             verification = verifier.verify(claims, facts)
             reports = relation_reports(verification, facts, prompt.passages, values) + check_values(mentions, values)
             reports.sort(key=lambda r: r.start)
-            violations = violations_of(verification, len(facts) + len(getattr(rulebase, "facts", [])))
+            violations = violations_of(verification)
             att_t["verify"] = _ms(time.perf_counter() - t)
 
             no_claims = self.config.require_claim and not reports

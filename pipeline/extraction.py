@@ -81,6 +81,14 @@ def _cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str,
     return citations_in(answer, passages)
 
 
+def _inside_name(text: str, s: int, e: int) -> bool:
+    """A number glued to letters is part of a name ("AX-200", "FIDO2", "v3"), not a value."""
+    before = text[max(0, s - 2):s]
+    after = text[e:e + 1]
+    return bool(re.search(r"[A-Za-z][-_]?$", before)) or bool(re.match(r"[A-Za-z0-9]", after)) and \
+        not text[s:e][-1:].isalpha()
+
+
 def find_values(text: str) -> list[tuple[Any, str, int, int]]:
     """Every value in ``text`` as (value, kind, start, end), longest-kind first, non-overlapping."""
     taken: list[tuple[int, int]] = []
@@ -88,7 +96,7 @@ def find_values(text: str) -> list[tuple[Any, str, int, int]]:
     for kind, rx in _VALUE_RE:
         for m in rx.finditer(text):
             s, e = m.span()
-            if s == e or any(s < te and ts < e for ts, te in taken):
+            if s == e or any(s < te and ts < e for ts, te in taken) or _inside_name(text, s, e):
                 continue
             try:
                 value = parse_value(m.group(0))

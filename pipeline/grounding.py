@@ -107,19 +107,22 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
         if verdict != "supported":
             said = [_fact_text(f, passages) for f in evidence if f.relation == claim.fact.relation]
             said = [s for s in said if s["text"]][:4]
+            if not said and claim.fact.args:   # no fact to quote: quote same-kind values the sources state
+                kind = type(claim.fact.args[-1])
+                same = [ev for ev in values if isinstance(ev.value, kind)]
+                said = [_ev_dict(ev) for ev in ([ev for ev in same if ev.doc_id in claim.cited] or same)[:3]]
         reports.append(ClaimReport(claim.text, claim.start, claim.end, claim.fact.relation, verdict,
                                    cf, list(cv.rule_ids), explanation, list(claim.cited), "relation", said))
     return reports
 
 
-def violations_of(verification: Any, n_base: int) -> list[Violation]:
-    """Violations that involve a claim of the answer. The forward chainer numbers its input facts
-    evidence + rule-base facts first (``n_base`` of them), then the claims: a violation whose facts
-    are all evidence is about the documents, not the answer."""
+def violations_of(verification: Any) -> list[Violation]:
+    """Violations that involve a claim of the answer (a matched fact whose provenance is the answer):
+    a violation resting on evidence alone is about the documents, not the answer."""
     out = []
     for v in getattr(verification, "violations", []) or []:
-        ids = getattr(v, "fact_ids", None)
-        if ids is not None and not any(i >= n_base for i in ids):
+        facts = getattr(v, "facts", None)
+        if facts is not None and not any(getattr(f.provenance, "source", None) == "answer" for f in facts):
             continue
         rule_id = getattr(v, "rule_id", None) or getattr(getattr(v, "rule", None), "id", None) or "?"
         message = getattr(v, "message", "") or str(v)
@@ -136,6 +139,8 @@ def feedback(reports: Sequence[ClaimReport], violations: Sequence[Violation], *,
         rule = f" (rule {', '.join(r.rule_ids)})" if r.rule_ids else ""
         said = "; ".join(f"[{e['doc_id']}] \"{e['text']}\"" for e in r.evidence[:2])
         what = f" The documents say: {said}." if said else " No source states it."
+        if r.verdict == "contradicted" and "proved instead" in r.explanation:
+            what += " The rules derive: " + r.explanation.split("proved instead", 1)[1].splitlines()[0].strip() + "."
         lines.append(f"- \"{r.text}\" is {r.verdict.replace('_', ' ')}{rule}.{what}")
     for v in violations[:max_items]:
         lines.append(f"- It breaks rule {v.rule_id}: {v.message}")

@@ -97,3 +97,36 @@ class FixedRetriever:
     def search(self, query: str, top_k: int = 5, **_: object) -> list[FakePassage]:
         self.queries.append((query, top_k))
         return self.passages[:top_k]
+
+
+_ENGINE = None
+
+
+def default_engine():
+    """The default SmolLM2 engine, loaded once per test process (loading costs seconds)."""
+    global _ENGINE
+    if _ENGINE is None:
+        from neural import Engine, EngineConfig
+        _ENGINE = Engine(EngineConfig(max_model_len=2048, kv_cache_bytes=96 << 20))
+    return _ENGINE
+
+
+class ScriptedThenModel:
+    """Gives the scripted answers first, then lets the real engine answer (a perturbed first attempt
+    through otherwise real components)."""
+
+    def __init__(self, engine, scripted: list[str]):
+        self.engine, self.scripted = engine, list(scripted)
+        self.tokenizer = engine.tokenizer
+        self.max_model_len = engine.max_model_len
+        self.calls: list[list[dict]] = []
+
+    def chat(self, messages: list[dict], sampling=None):
+        self.calls.append(messages)
+        if self.scripted:
+            text = self.scripted.pop(0)
+            return FakeOutput(text, self.tokenizer.encode(text), [])
+        return self.engine.chat(messages, sampling)
+
+    def stream(self, prompt: str, sampling=None):
+        raise NotImplementedError("not used by these tests")

@@ -100,8 +100,9 @@ def test_unsupported_schema_is_a_clear_error():
 
 @pytest.mark.slow
 def test_real_model_generation_under_constraint_parses():
-    from neural import Engine, EngineConfig, SamplingParams
-    engine = Engine(EngineConfig(max_model_len=512, kv_cache_bytes=32 << 20))
+    from neural import SamplingParams
+    from pipeline_fakes import default_engine
+    engine = default_engine()
     prompt = engine.tokenizer.apply_chat_template([{"role": "user", "content": (
         "Full-time employees get 25 days of annual leave. Output JSON triples (subject, relation, object).")}])
     outs = []

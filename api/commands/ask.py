@@ -1,0 +1,75 @@
+"""`verirag ask "question"`: retrieve, generate, verify against the rules, print the checked answer."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("ask", help="answer a question from the knowledge base, verified by the rules")
+    p.add_argument("question", help="the question (English or Chinese, 1..4000 characters)")
+    p.add_argument("--kb", metavar="DIR", default=None, help="knowledge base folder (default: the embedded kb/)")
+    p.add_argument("--rules", metavar="DIR", default=None, help="rule folder (default: the embedded rules/)")
+    p.add_argument("--model", metavar="PATH", default=None, help="HF folder or .gguf (default: SmolLM2-135M)")
+    p.add_argument("--index", metavar="DIR", default=None, help="index folder (default: next to the KB)")
+    p.add_argument("--policy", choices=["flag", "abstain", "regenerate"], default="regenerate",
+                   help="what to do with an answer that fails verification (default: regenerate, then flag)")
+    p.add_argument("--top-k", type=int, default=5, help="passages to retrieve (default 5)")
+    p.add_argument("--max-tokens", type=int, default=128, help="tokens per attempt (default 128)")
+    p.add_argument("--max-attempts", type=int, default=3, help="attempts with the regenerate/abstain policy")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    p.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    from pipeline import AskOptions, default_answerer
+    from pipeline.types import validate_question
+
+    options = AskOptions(top_k=args.top_k, max_tokens=args.max_tokens, temperature=args.temperature,
+                         seed=args.seed, policy=args.policy, max_attempts=args.max_attempts)
+    try:
+        # validate before loading a model for seconds
+        validate_question(args.question)
+        options.validate()
+        answerer = default_answerer(args.kb, args.rules, args.model, args.index)
+        result = answerer.ask(args.question, options)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"verirag ask: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # component errors (RuleError, RetrievalError, EngineError) carry clear text
+        if type(exc).__module__.split(".")[0] in ("symbolic", "retrieval", "neural"):
+            print(f"verirag ask: error: {exc}", file=sys.stderr)
+            return 1
+        raise
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=1, default=str))
+        return 0
+    print(render(result))
+    return 0
+
+
+def render(result) -> str:
+    lines = [result.answer, "", f"status: {result.status}  ({result.reason})"]
+    if result.citations:
+        lines.append("citations:")
+        for c in result.citations:
+            flag = "  [superseded]" if c.superseded else ""
+            text = " ".join(c.text.split())
+            lines.append(f"  [{c.index}] {c.doc_id} [{c.start}:{c.end}]{flag}  {text[:160]}{'…' if len(text) > 160 else ''}")
+    if result.claims:
+        lines.append("claims:")
+        for c in result.claims:
+            rules = f" [{', '.join(c.rule_ids)}]" if c.rule_ids else ""
+            lines.append(f"  - \"{c.text}\" ({c.relation}) -> {c.verdict}, CF {c.cf:.2f}{rules}")
+            lines += [f"      {ln}" for ln in c.explanation.splitlines() if ln.strip()]
+    for v in result.violations:
+        lines.append(f"  ! rule {v.rule_id}: {v.message}")
+    t = result.timings_ms
+    lines.append(f"attempts: {len(result.attempts)}  timings (ms): " +
+                 ", ".join(f"{k} {t[k]:.0f}" for k in ("retrieve", "prefill", "decode", "extract", "verify", "total")
+                           if k in t))
+    lines.append(f"usage: {result.usage['prompt_tokens']} prompt + {result.usage['completion_tokens']} completion tokens")
+    return "\n".join(lines)

@@ -151,28 +151,8 @@ class AsyncEngine:
         rid = self._submit(prompt, sampling, sink, request_id)
         return self._drain(rid, sink, cancel_event.get())
 
-    def _drain(self, rid: str, sink: _ThreadSink, cancel: threading.Event | None) -> Iterator[Any]:
-        done = False
-        try:
-            while True:
-                try:
-                    item = sink.q.get(timeout=0.05)
-                except queue.Empty:
-                    if cancel is not None and cancel.is_set():
-                        raise RequestCancelledError("request cancelled by the client") from None
-                    if not self.alive:
-                        raise EngineDeadError(f"the engine loop stopped ({self._error!r})") from None
-                    continue
-                if isinstance(item, BaseException):
-                    done = True
-                    raise item
-                done = item.finished
-                yield item
-                if done:
-                    return
-        finally:
-            if not done:
-                self.abort(rid)
+    def _drain(self, rid: str, sink: _ThreadSink, cancel: threading.Event | None) -> "_OutputStream":
+        return _OutputStream(self, rid, sink, cancel)
 
     def generate_sync(self, prompts: list[str | list[int]], samplings: list[Any]) -> list[Any]:
         """Submit all prompts at once (they batch together) and block until every one has finished."""
@@ -249,6 +229,46 @@ class AsyncEngine:
                 sink = self._release(rid)
                 if sink is not None:
                     sink.put(EngineDeadError("the engine was shut down"))
+
+
+class _OutputStream:
+    """Blocking iterator over one request's outputs; close() (or garbage collection) before the end
+    aborts the request, even if it was never iterated."""
+
+    def __init__(self, engine: AsyncEngine, rid: str, sink: _ThreadSink, cancel: threading.Event | None) -> None:
+        self.engine, self.request_id, self.sink, self.cancel = engine, rid, sink, cancel
+        self.done = False
+
+    def __iter__(self) -> "_OutputStream":
+        return self
+
+    def __next__(self) -> Any:
+        if self.done:
+            raise StopIteration
+        while True:
+            if self.cancel is not None and self.cancel.is_set():
+                self.close()
+                raise RequestCancelledError("request cancelled by the client")
+            try:
+                item = self.sink.q.get(timeout=0.05)
+                break
+            except queue.Empty:
+                if not self.engine.alive:
+                    self.done = True
+                    raise EngineDeadError(f"the engine loop stopped ({self.engine._error!r})") from None
+        if isinstance(item, BaseException):
+            self.done = True
+            raise item
+        self.done = item.finished
+        return item
+
+    def close(self) -> None:
+        if not self.done:
+            self.done = True
+            self.engine.abort(self.request_id)
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class EngineClient:

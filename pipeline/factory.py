@@ -39,8 +39,8 @@ def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | N
                      engine: Any = None, config: AnswererConfig | None = None) -> Answerer:
     """The embedded default (repo kb/ + rules/ + the default model) unless paths are given.
     Pass ``engine`` to share an already-loaded engine (the server does)."""
+    holder = open_rules(rules_dir or DEFAULT_RULES_DIR)        # cheapest to fail first
     retriever = open_retriever(kb_dir or DEFAULT_KB_DIR, index_dir)
-    holder = open_rules(rules_dir or DEFAULT_RULES_DIR)
     if engine is None:
         from neural import Engine, EngineConfig
         engine = Engine(EngineConfig(model=model))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import torch
 
 from neural.errors import EngineError
+from neural.spec_decode.config import SpeculativeConfig
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 CPU_DEFAULT_KV_BYTES = 256 * 1024 * 1024  # CPU has no "free device memory" to take a fraction of
@@ -25,6 +26,7 @@ class EngineConfig:
     max_model_len: int | None = None  # None -> model's max_position_embeddings (capped)
     enable_prefix_caching: bool = True
     num_threads: int | None = None
+    speculative: SpeculativeConfig | None = None  # None: no speculative decoding
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPES:
@@ -41,6 +43,8 @@ class EngineConfig:
             raise EngineError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
         if self.max_model_len is not None and self.max_model_len < 2:
             raise EngineError(f"max_model_len must be >= 2, got {self.max_model_len}")
+        if self.speculative is not None and not isinstance(self.speculative, SpeculativeConfig):
+            raise EngineError(f"speculative must be a SpeculativeConfig or None, got {type(self.speculative).__name__}")
         if self.num_threads is not None and self.num_threads < 1:
             raise EngineError(f"num_threads must be >= 1, got {self.num_threads}")
 

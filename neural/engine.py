@@ -18,6 +18,7 @@ from neural.sampler import Sampler
 from neural.sampling_params import SamplingParams
 from neural.scheduler import ScheduledBatch, Scheduler
 from neural.sequence import RequestOutput, Sequence
+from neural.spec_decode.factory import build_speculator
 from neural.tokenizer import Tokenizer
 
 
@@ -58,6 +59,7 @@ class Engine:
             self.block_manager, cfg.max_num_seqs, cfg.max_num_batched_tokens, self.max_model_len
         )
         self.sampler = Sampler()
+        self.speculator = None if cfg.speculative is None else build_speculator(cfg.speculative, self)
         self._inbox: deque[Sequence] = deque()  # add_request/abort only append: cheap, thread-friendly
         self._aborts: deque[str] = deque()
         self._seqs: dict[str, Sequence] = {}
@@ -127,30 +129,51 @@ class Engine:
             if seq is not None and not seq.is_finished:
                 self.scheduler.finish(seq, "abort")
                 outputs.append(make_output(seq, True))
+        spec = self.speculator
+        if spec is not None:  # proposals ride in token_ids so the scheduler budgets their slots
+            spec.propose(self.scheduler.running)
         batch = self.scheduler.schedule()
-        if not batch.seqs:
-            return outputs
-        return outputs + self._execute(batch)
+        if spec is not None:
+            spec.fit_to_batch(batch)
+        if batch.seqs:
+            outputs += self._execute(batch)
+        if spec is not None:
+            spec.release_finished()
+        return outputs
 
     def _execute(self, batch: ScheduledBatch) -> list[RequestOutput]:
-        logits = self.runner.run(batch.seqs, batch.num_new_tokens)
+        rows = self.speculator.logits_rows(batch) if self.speculator is not None else None
+        logits = self.runner.run(batch.seqs, batch.num_new_tokens, rows)
         self.num_steps += 1
+        verified: dict[int, list[tuple[int, float | None]]] = {}
+        if rows is not None:  # speculating sequences: accepted tokens + one, KV rolled back past them
+            logits, verified = self.speculator.verify(batch, logits, self.sampler.generator)
         sampling_rows, sampling_seqs = [], []
         for i, (seq, n) in enumerate(zip(batch.seqs, batch.num_new_tokens)):
+            if i in verified:
+                continue
             seq.num_computed_tokens += n
             self.block_manager.commit(seq)
             if seq.num_computed_tokens == len(seq.token_ids):  # reached the end: its logits are real
                 sampling_rows.append(i)
                 sampling_seqs.append(seq)
+        now = time.perf_counter()
+        outputs = [self._emit(batch.seqs[i], toks, now) for i, toks in verified.items()]
         if not sampling_seqs:
-            return []
+            return outputs
         if len(sampling_rows) < len(batch.seqs):
             logits = logits[sampling_rows]
         tokens, logprobs = self.sampler(logits, sampling_seqs)
-        now = time.perf_counter()
-        outputs = []
         for seq, tok, lp in zip(sampling_seqs, tokens, logprobs):
+            outputs.append(self._emit(seq, [(tok, lp)], now))
+        return outputs
+
+    def _emit(self, seq: Sequence, tokens: list[tuple[int, float | None]], now: float) -> RequestOutput:
+        """Append the step's token(s) one at a time, stopping at the first that ends the request."""
+        reason = None
+        for tok, lp in tokens:
             seq.append_token(tok)
+            self.num_generated_tokens += 1
             if seq.logprobs is not None:
                 seq.logprobs.append(lp)
             if seq.first_token_time is None:
@@ -163,9 +186,8 @@ class Engine:
             if reason is not None:
                 self.scheduler.finish(seq, reason)
                 self._seqs.pop(seq.request_id, None)
-            outputs.append(make_output(seq, reason is not None))
-        self.num_generated_tokens += len(tokens)
-        return outputs
+                break
+        return make_output(seq, reason is not None)
 
     # ------------------------------------------------------------------ conveniences
     def generate(
@@ -240,4 +262,5 @@ class Engine:
             "max_model_len": self.max_model_len,
             "block_size": bm.block_size,
             "device": str(self.device),
+            **(self.speculator.metrics.as_dict("spec_") if self.speculator is not None else {}),
         }

@@ -27,6 +27,7 @@ class SamplingParams:
     logprobs: bool = False
     # each gets (generated token ids so far, logits [vocab] float32) and returns logits
     logits_processors: list[LogitsProcessor] = field(default_factory=list)
+    speculative: bool = True  # False: opt out of speculative decoding when the engine speculates
 
     def __post_init__(self) -> None:
         def bad(msg: str) -> InvalidSamplingError:
@@ -56,6 +57,8 @@ class SamplingParams:
             raise bad(f"stop must be a list of non-empty strings, got {self.stop!r}")
         if not all(isinstance(t, int) and t >= 0 for t in self.stop_token_ids):
             raise bad(f"stop_token_ids must be non-negative integers, got {self.stop_token_ids!r}")
+        if not isinstance(self.speculative, bool):
+            raise bad(f"speculative must be a bool, got {self.speculative!r}")
         if not all(callable(p) for p in self.logits_processors):
             raise bad("logits_processors must be callables (token_ids, logits) -> logits")
 

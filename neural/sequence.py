@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import torch
 
 from neural.sampling_params import SamplingParams
+from neural.spec_decode.metrics import SpecDecodeMetrics
 
 
 class SequenceStatus(enum.Enum):
@@ -25,6 +26,7 @@ class RequestMetrics:
     generated_tokens: int = 0
     e2e_s: float | None = None
     num_preemptions: int = 0
+    spec_decode: SpecDecodeMetrics | None = None  # set once the request has speculated
 
 
 @dataclass

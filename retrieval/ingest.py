@@ -13,10 +13,10 @@ from .bm25 import BM25Index
 from .chunking import ChunkingConfig, chunk_text
 from .documents import LoadLimits, load_document, scan_kb
 from .embedder import DEFAULT_EMBEDDER, Embedder, get_embedder, probe_vector
-from .errors import DocumentError, IndexMismatchError, IndexNotFoundError, RetrievalError
+from .errors import DocumentError, IndexCorruptError, IndexMismatchError, IndexNotFoundError, RetrievalError
 from .records import Chunk, Document, DocumentMeta, IngestReport
 from .snapshot import Snapshot
-from .store import collect_garbage, commit_version, current_version_dir, ingest_lock, read_manifest
+from .store import collect_garbage, commit_version, current_version_dir, ingest_lock
 from .vector_index import VectorIndexConfig
 
 log = logging.getLogger(__name__)
@@ -50,14 +50,14 @@ def check_embedder(manifest: dict, emb: Embedder, where: str) -> None:
 
 
 def _previous(index_dir: Path, rebuild: bool) -> Snapshot | None:
+    if rebuild:  # a rebuild reads nothing, so it also recovers from a corrupt index
+        return None
     try:
-        vdir = current_version_dir(index_dir)
+        return Snapshot.load(current_version_dir(index_dir))
     except IndexNotFoundError:
         return None
-    if rebuild:
-        read_manifest(vdir)  # still refuse to silently overwrite something that is not an index
-        return None
-    return Snapshot.load(vdir)
+    except IndexCorruptError as exc:
+        raise IndexCorruptError(f"{exc}; re-ingest with --rebuild") from None
 
 
 def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder: str | Embedder | None = None,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval import (ChunkingConfig, IndexMismatchError, IndexNotFoundError, Retriever, RetrievalError,
+from retrieval import (ChunkingConfig, IndexCorruptError, IndexMismatchError, IndexNotFoundError, Retriever, RetrievalError,
                        get_embedder, index_status, ingest)
 from retrieval.embedder import HashingEmbedder
 
@@ -104,6 +104,11 @@ def test_manifest_mismatch_is_a_clear_error(kb, tmp_path):
     with pytest.raises(IndexMismatchError, match="format version 99"):
         Retriever.open(idx)
     manifest.write_text(json.dumps(data))
+    (idx / "CURRENT").write_text("v999999\n")  # points at nothing: corrupt, and only --rebuild fixes it
+    with pytest.raises(IndexCorruptError, match="rebuild"):
+        ingest(kb, idx)
+    with pytest.raises(IndexCorruptError, match="no manifest.json"):
+        Retriever.open(idx)
     r = ingest(kb, idx, embedder="hashing:128", rebuild=True)
     assert r.changed and Retriever.open(idx).embedder.dim == 128
 

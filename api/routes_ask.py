@@ -25,7 +25,7 @@ def _state(request: Request) -> ServiceState:
 
 
 def _options(body: AskRequest, settings: Any) -> Any:
-    from pipeline.types import AskOptions
+    from pipeline import AskOptions
 
     return AskOptions(top_k=body.top_k, max_tokens=min(body.max_tokens, settings.max_tokens_limit),
                       temperature=body.temperature, seed=body.seed, policy=body.policy)
@@ -79,8 +79,9 @@ async def _ask_events(state: ServiceState, question: str, options: Any, rid: str
             if kind == "token" and first:
                 state.metrics.ttft.labels("/ask").observe(time.perf_counter() - t0)
                 first = False
-            if kind == "result":
-                state.metrics.observe_answer(event)
+            if kind == "result":  # the pipeline nests the AnswerResult dict under "result"
+                result = event.get("result") if isinstance(event.get("result"), dict) else event
+                state.metrics.observe_answer(result)
                 event = {**event, "request_id": rid}
             yield sse(kind, event)
     except QueueFullError as exc:

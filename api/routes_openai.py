@@ -14,7 +14,7 @@ from api.concurrency import ClientGone, race_disconnect, sse
 from api.schemas import ChatCompletionRequest, ErrorResponse
 from api.security import require_key
 from api.state import ServiceState
-from neural.sampling_params import SamplingParams
+from neural import SamplingParams
 
 router = APIRouter(prefix="/v1")
 _ERRORS: dict[int | str, dict[str, Any]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     max_concurrent_asks: int = Field(64, ge=1)  # /ask worker threads
     max_tokens_limit: int = Field(2048, ge=1)
     retry_after_s: int = Field(1, ge=1)
-    log_level: str = "info"
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 
     @field_validator("api_key", "admin_api_key")
     @classmethod

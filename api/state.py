@@ -81,15 +81,10 @@ def build_components(settings: Settings) -> dict[str, Any]:
                                  kv_cache_bytes=settings.kv_cache_bytes,
                                  max_num_seqs=settings.max_num_seqs))
     parts: dict[str, Any] = {"engine": engine}
-    index_dir = settings.resolved_index_dir
-    if settings.kb_dir is not None and index_dir is not None:
-        from retrieval import Retriever, ingest
+    from pipeline.factory import open_retriever, open_rules
 
-        if not (index_dir.exists() and any(index_dir.iterdir())):
-            ingest(settings.kb_dir, index_dir)
-        parts["retriever"] = Retriever.open(index_dir)
+    if settings.kb_dir is not None:  # ingests first when the index is missing or stale
+        parts["retriever"] = open_retriever(settings.kb_dir, settings.resolved_index_dir)
     if settings.rules_dir is not None:
-        from symbolic import RuleBaseHolder
-
-        parts["rulebase_holder"] = RuleBaseHolder(settings.rules_dir)
+        parts["rulebase_holder"] = open_rules(settings.rules_dir)
     return parts

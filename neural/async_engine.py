@@ -74,6 +74,7 @@ class AsyncEngine:
         self._wakeup = threading.Event()
         self._lock = threading.Lock()
         self._pending = 0
+        self.num_aborted = 0  # live requests aborted (client gone, stream closed)
         self._sinks: dict[str, _Sink] = {}  # loop thread only
         self._stopping = False
         self._error: BaseException | None = None
@@ -96,7 +97,8 @@ class AsyncEngine:
 
     def metrics(self) -> dict:
         """The engine's metrics as of the last step (a snapshot: safe from any thread)."""
-        return {**self._metrics, "pending": self._pending, "max_pending": self.max_pending}
+        return {**self._metrics, "pending": self._pending, "max_pending": self.max_pending,
+                "aborted": self.num_aborted}
 
     def shutdown(self, timeout: float = 10.0) -> None:
         self._stopping = True
@@ -191,6 +193,7 @@ class AsyncEngine:
             if rid in self._sinks:
                 self.engine.abort(rid)
                 self._release(rid)
+                self.num_aborted += 1
 
     def _run(self) -> None:
         try:
@@ -284,6 +287,10 @@ class EngineClient:
     @property
     def tokenizer(self) -> Any:
         return self.async_engine.tokenizer
+
+    @property
+    def max_model_len(self) -> int | None:
+        return getattr(self.async_engine.engine, "max_model_len", None)
 
     def _prompt(self, prompt: str | list[int] | list[dict]) -> str | list[int]:
         if isinstance(prompt, list) and prompt and isinstance(prompt[0], dict):

@@ -180,7 +180,7 @@ class FakeAnswerer:
         for out in self.generator.stream([{"role": "user", "content": question}], self._sampling(options)):
             text = out.text
             yield {"type": "token", "text": out.delta_text}
-        yield {"type": "result", **self._result(question, text, options).to_dict()}
+        yield {"type": "result", "result": self._result(question, text, options).to_dict()}
 
 
 @dataclass

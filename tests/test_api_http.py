@@ -122,7 +122,7 @@ def test_ask_stream_tokens_then_result(svc: Service) -> None:
     assert kinds == ["event: token"] * 5 + ["event: result"]
     tokens = [json.loads(f.split("data: ", 1)[1])["text"] for f in frames[:5]]
     assert "".join(tokens) == "abcde"
-    result = json.loads(frames[-1].split("data: ", 1)[1])
+    result = json.loads(frames[-1].split("data: ", 1)[1])["result"]
     assert result["answer"] == "abcde" and result["status"] == "verified"
     svc.wait_idle()
 

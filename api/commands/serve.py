@@ -1,0 +1,57 @@
+"""`verirag serve`: load engine, index and rules once, then serve the HTTP API with uvicorn."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("serve", help="serve the REST API (/ask, /v1/chat/completions, admin, metrics)")
+    p.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 8000)")
+    p.add_argument("--kb", metavar="DIR", default=None, help="knowledge base folder (default: the embedded kb/)")
+    p.add_argument("--index", metavar="DIR", default=None, help="index folder (default: next to the KB)")
+    p.add_argument("--rules", metavar="DIR", default=None, help="rule folder (default: the embedded rules/)")
+    p.add_argument("--model", metavar="PATH", default=None, help="HF folder or .gguf (default: SmolLM2-135M)")
+    p.add_argument("--config", metavar="FILE", default=None,
+                   help="settings file (.toml/.yaml/.json); VERIRAG_* env vars and flags override it")
+    p.add_argument("--print-settings", action="store_true", help="print the effective settings and exit")
+    p.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    from api.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings(args.config, host=args.host, port=args.port, kb_dir=args.kb,
+                                 index_dir=args.index, rules_dir=args.rules, model=args.model)
+    except SettingsError as exc:
+        print(f"verirag serve: error: {exc}", file=sys.stderr)
+        return 2
+    if settings.kb_dir is None or settings.rules_dir is None:  # the embedded default domain
+        from pipeline import DEFAULT_KB_DIR, DEFAULT_RULES_DIR
+
+        settings = settings.model_copy(update={"kb_dir": settings.kb_dir or DEFAULT_KB_DIR,
+                                               "rules_dir": settings.rules_dir or DEFAULT_RULES_DIR})
+    print("verirag serve settings:\n" + settings.describe(), file=sys.stderr, flush=True)
+    if args.print_settings:
+        return 0
+    for path, what in ((settings.kb_dir, "knowledge base"), (settings.rules_dir, "rules")):
+        if not path.exists():
+            print(f"verirag serve: error: {what} folder not found: {path}", file=sys.stderr)
+            return 2
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import uvicorn
+
+    from api.app import create_app
+
+    try:
+        app = create_app(settings, build_missing=True)
+    except Exception as exc:  # component errors (RuleError, RetrievalError, EngineError) carry clear text
+        if type(exc).__module__.split(".")[0] in ("symbolic", "retrieval", "neural", "pipeline"):
+            print(f"verirag serve: error: {exc}", file=sys.stderr)
+            return 1
+        raise
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    return 0

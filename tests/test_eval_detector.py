@@ -60,3 +60,30 @@ def test_binary_metrics_hand_computed():
     assert m["balanced_accuracy"] == pytest.approx((0.6 + 0.8) / 2) and m["accuracy"] == pytest.approx(0.7)
     none = binary_metrics({"tp": 0, "fp": 0, "fn": 3, "tn": 3})
     assert none["precision"] is None and none["f1"] == 0.0 and none["balanced_accuracy"] == 0.5
+
+
+def test_verifier_bridge_judges_values_with_symbolic_normalisation():
+    from pipeline.evaluation.verifier_bridge import make_verify
+    verify, how = make_verify()
+    assert verify is not None and "symbolic.Verifier" in how
+    ctx = "Requests need 2 weeks of notice. Reed died on 2 May 1999. The fee is 1,000 yuan."
+    d = detect(ctx, "", "Give 14 days notice; he died in 1999 and the fee is 一千元.", verify=verify)
+    assert [(c.text, c.verdict) for c in d.claims if c.kind == "value"] == [
+        ("14 days", "supported"), ("1999", "supported"), ("一千元", "supported")]
+    d = detect(ctx, "", "Give 10 days notice; he died on 3 May 1999.", verify=verify)
+    assert [(c.text, c.verdict) for c in d.claims if c.kind == "value"] == [
+        ("10 days", "unsupported"), ("3 May 1999", "unsupported")] and d.hallucinated
+
+
+def test_tuning_features_agree_with_detector(tmp_path):
+    from pipeline.evaluation.dataset import load_dataset
+    from pipeline.evaluation.tune import features, predict
+    from pathlib import Path
+    ds = load_dataset(Path(__file__).parent / "fixtures" / "eval" / "detector.jsonl")
+    for cfg in (DetectorConfig(), DetectorConfig.for_language("en"), DetectorConfig.for_language("zh"),
+                DetectorConfig(entity_coverage=0.5, single_word_entities=False, min_unsupported=2)):
+        for it in ds.items:
+            assert predict(features(it), cfg) == detect(it.context, it.question, it.answer, cfg).hallucinated
+    # the tuned English novelty threshold (0.2) is strict: a paraphrased verb ("died") is novel content
+    d = detect(CTX, "", "Oliver Reed died in 1999.", DetectorConfig.for_language("en"))
+    assert d.hallucinated and d.novelty == pytest.approx(1 / 3) and not [c for c in d.claims if not c.supported]

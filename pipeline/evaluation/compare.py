@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pipeline.evaluation.runner import SUMMARY, RunError
 
-SKIP = ("run", "latency_ms", "reasons", "labels", "resumed_items")
+SKIP = ("run", "latency_ms", "reasons", "labels", "resumed_items", "complete")
 
 
 def load_summary(path: str | Path) -> dict:

@@ -118,16 +118,25 @@ def run_eval(spec: RunSpec, process: Callable[[object], dict],
                 on_record(rec)
             bar.update(1)
             bar.set_postfix(_estimate(spec.dataset.kind, records), refresh=False)
+            if spec.dataset.kind == "system":   # slow items: keep a partial summary on disk
+                _write_summary(spec, run, items, records, len(done))
     bar.close()
+    summary = _write_summary(spec, run, items, records, len(done))
+    from pipeline.evaluation.report import write_report  # matplotlib only when a report is written
+    write_report(spec.out_dir / REPORT, summary, records)
+    return summary
+
+
+def _write_summary(spec: RunSpec, run: dict, items: list, records: list[dict], resumed: int) -> dict:
     order = {it.id: i for i, it in enumerate(items)}
     records.sort(key=lambda r: order[r["id"]])
     summary = summarise(spec.dataset.kind, records)
     summary["run"] = {k: run[k] for k in ("dataset", "kind", "limit", "seed", "config", "n_selected")}
-    summary["resumed_items"] = len(done)
-    (spec.out_dir / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str),
-                                        encoding="utf-8")
-    from pipeline.evaluation.report import write_report  # matplotlib only when a report is written
-    write_report(spec.out_dir / REPORT, summary, records)
+    summary["complete"] = len(records) == len(items)
+    summary["resumed_items"] = resumed
+    tmp = spec.out_dir / (SUMMARY + ".tmp")
+    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.replace(spec.out_dir / SUMMARY)
     return summary
 
 

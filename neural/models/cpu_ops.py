@@ -46,8 +46,39 @@ def paged_attention_decode_cpu(
     return out.view(batch, n_heads, head_dim)
 
 
+def rms_norm_cpu(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch's fused RMSNorm (one op instead of seven); fp32 math as the reference for low-precision inputs."""
+    if residual is not None:
+        x = x + residual
+    if x.dtype == torch.float32:
+        return F.rms_norm(x, (x.shape[-1],), weight, eps), x
+    return F.rms_norm(x.float(), (x.shape[-1],), None, eps).to(x.dtype) * weight, x
+
+
+def rope_cos_sin(cos_sin_cache: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-step cos/sin rows ``[T, 1, D/2]``: looked up once per forward, not once per layer."""
+    cos, sin = cos_sin_cache.index_select(0, positions).unsqueeze(1).chunk(2, dim=-1)
+    return cos, sin
+
+
+def rotate_qk_cpu(qk: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate-half RoPE on q and k heads at once (``qk`` is ``[T, H + Hkv, D]``, contiguous in the qkv output)."""
+    half = qk.shape[-1] // 2
+    x1, x2 = qk[..., :half], qk[..., half:]
+    if qk.dtype != torch.float32:
+        x1, x2 = x1.float(), x2.float()
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).to(qk.dtype)
+
+
+def use_cpu_fast_paths(device: torch.device) -> bool:
+    """CPU tensors under the default dispatch; CUDA and a forced VERIRAG_KERNELS keep the kernels' path."""
+    return device.type == "cpu" and requested_backend() == "auto"
+
+
 def select_ops(device: torch.device) -> tuple:
     """(store_kvcache, paged_attention_decode) to use for a model living on ``device``."""
-    if device.type == "cpu" and requested_backend() == "auto":
+    if use_cpu_fast_paths(device):
         return store_kvcache_cpu, paged_attention_decode_cpu
     return store_kvcache, paged_attention_decode

@@ -17,7 +17,7 @@ from neural.kernels import (
     store_kvcache,
 )
 from neural.model_config import ModelConfig
-from neural.models.cpu_ops import select_ops
+from neural.models.cpu_ops import rms_norm_cpu, rope_cos_sin, rotate_qk_cpu, select_ops, use_cpu_fast_paths
 
 
 class RMSNorm(nn.Module):
@@ -25,9 +25,10 @@ class RMSNorm(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(size), requires_grad=False)
         self.eps = eps
+        self.op = rms_norm  # rebound to the CPU fast path by bind_kv_cache
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        return rms_norm(x, self.weight, self.eps, residual)
+        return self.op(x, self.weight, self.eps, residual)
 
 
 class Attention(nn.Module):
@@ -42,16 +43,20 @@ class Attention(nn.Module):
         self.k_cache = torch.empty(0)  # views into the engine's pool, bound by bind_kv_cache
         self.v_cache = torch.empty(0)
         self.store_kvcache, self.paged_attention_decode = store_kvcache, paged_attention_decode
+        self.fused_rope = False  # CPU: rotate q and k in one pass with per-step cos/sin
 
-    def forward(
-        self, x: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor, meta: AttentionMetadata
-    ) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, positions: torch.Tensor, rope, meta: AttentionMetadata) -> torch.Tensor:
+        """``rope`` is the cos/sin cache, or (cos, sin) rows of this step when fused_rope is on."""
         qkv = self.qkv_proj(x)
-        q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)
-        q = q.view(-1, self.n_heads, self.head_dim)
-        k = k.view(-1, self.n_kv, self.head_dim)
-        v = v.view(-1, self.n_kv, self.head_dim)
-        q, k = apply_rotary(q, k, positions, cos_sin)
+        v = qkv[:, self.q_size + self.kv_size :].view(-1, self.n_kv, self.head_dim)
+        if self.fused_rope:
+            qk = qkv[:, : self.q_size + self.kv_size].view(-1, self.n_heads + self.n_kv, self.head_dim)
+            qk = rotate_qk_cpu(qk, *rope)
+            q, k = qk[:, : self.n_heads], qk[:, self.n_heads :]
+        else:
+            q = qkv[:, : self.q_size].view(-1, self.n_heads, self.head_dim)
+            k = qkv[:, self.q_size : self.q_size + self.kv_size].view(-1, self.n_kv, self.head_dim)
+            q, k = apply_rotary(q, k, positions, rope)
         self.store_kvcache(k, v, self.k_cache, self.v_cache, meta.slot_mapping)
         if meta.is_decode:
             o = self.paged_attention_decode(q, self.k_cache, self.v_cache, meta.block_tables, meta.context_lens, self.scale)
@@ -106,6 +111,7 @@ class LlamaForCausalLM(nn.Module):
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.max_positions = max_positions
         self.cos_sin_cache = torch.empty(0)  # float32 always; built by load_weights on the real device
+        self.fused_rope = False
         for p in self.parameters():
             p.requires_grad_(False)
 
@@ -113,8 +119,9 @@ class LlamaForCausalLM(nn.Module):
         """Returns final hidden states ``[T, hidden]``; call compute_logits on the rows to sample."""
         x = self.embed_tokens(input_ids)
         residual = None
+        rope = rope_cos_sin(self.cos_sin_cache, positions) if self.fused_rope else self.cos_sin_cache
         for layer in self.layers:
-            x, residual = layer(x, residual, positions, self.cos_sin_cache, meta)
+            x, residual = layer(x, residual, positions, rope, meta)
         x, _ = self.norm(x, residual)
         return x
 
@@ -124,7 +131,12 @@ class LlamaForCausalLM(nn.Module):
     def bind_kv_cache(self, kv_cache: torch.Tensor) -> None:
         """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
         store, decode = select_ops(kv_cache.device)
+        fast = use_cpu_fast_paths(kv_cache.device)
+        self.fused_rope = fast
+        for norm in [self.norm] + [n for layer in self.layers for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
+            norm.op = rms_norm_cpu if fast else rms_norm
         for i, layer in enumerate(self.layers):
+            layer.self_attn.fused_rope = fast
             layer.self_attn.k_cache = kv_cache[0, i]
             layer.self_attn.v_cache = kv_cache[1, i]
             layer.self_attn.store_kvcache, layer.self_attn.paged_attention_decode = store, decode

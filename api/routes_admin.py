@@ -62,6 +62,15 @@ def _kb(state: ServiceState) -> tuple[Path, Path]:
     return s.kb_dir, s.resolved_index_dir  # type: ignore[return-value]
 
 
+def _confine(kb: Path, user_path: str) -> Path:
+    try:
+        return confine(kb, user_path)
+    except FileNotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except OSError as exc:  # name too long, not a directory, ...: the caller's path is unusable
+        raise HTTPException(422, f"invalid path: {exc.strerror or exc}") from None
+
+
 def _reindex(state: ServiceState, kb: Path, index_dir: Path) -> Any:
     """Re-ingest the KB (the index is incremental on unchanged files) and swap the live retriever."""
     from retrieval import Retriever, ingest
@@ -77,10 +86,7 @@ def _reindex(state: ServiceState, kb: Path, index_dir: Path) -> Any:
 async def ingest_documents(body: IngestRequest, request: Request) -> dict:
     state = _admin(request)
     kb, index_dir = _kb(state)
-    try:
-        target = confine(kb, body.path)
-    except FileNotFoundError as exc:
-        raise HTTPException(404, str(exc)) from None
+    target = _confine(kb, body.path)
     report = await run_in_threadpool(_reindex, state, kb, index_dir)
     rel = target.relative_to(kb.resolve()).as_posix()
     return {"path": rel or ".", "documents": report.num_documents, "chunks": report.num_chunks,
@@ -93,10 +99,7 @@ async def ingest_documents(body: IngestRequest, request: Request) -> dict:
 async def delete_document(doc_id: str, request: Request) -> dict:
     state = _admin(request)
     kb, index_dir = _kb(state)
-    try:
-        target = confine(kb, doc_id)
-    except FileNotFoundError:
-        raise HTTPException(404, f"document {doc_id!r} not found") from None
+    target = _confine(kb, doc_id)
     if not target.is_file():
         raise HTTPException(422, f"{doc_id!r} is not a document file")
     target.unlink()

@@ -23,6 +23,10 @@ def _magnitude(v: Any) -> float | None:
     return None
 
 
+def _bare(v: Any) -> bool:
+    return isinstance(v, Quantity) and v.unit == ""
+
+
 def values_match(stated: Any, evidence: Any) -> bool:
     """Equal after normalisation; a bare number in the answer ("within 30") also matches the same
     number with a unit in the documents ("30 days"), and a bare year matches a date's year."""
@@ -41,6 +45,10 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
     for m in mentions:
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
         cited = [ev for ev in hits if ev.doc_id in m.cited]
+        if not cited:
+            # Outside the cited sources only an exact, unit-carrying match counts: a bare number
+            # ("10") matches something in almost any passage.
+            hits = [ev for ev in hits if m.value == ev.value and not _bare(m.value)]
         best = sorted(cited or hits, key=lambda ev: ev.superseded)
         if best:
             ev = best[0]

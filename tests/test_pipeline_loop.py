@@ -169,3 +169,12 @@ def test_relation_claim_without_evidence_fact_is_grounded_by_cited_value(rulebas
     uncited = "Full-time employees get 25 days of annual leave."
     a, _ = make(rulebase, [uncited, uncited, uncited], passages)
     assert a.ask("How much annual leave?").status == "flagged"
+
+
+def test_bare_number_matching_only_an_uncited_passage_is_unsupported(rulebase):
+    # "3" appears in the remote-work passage, but the answer neither cites it nor gives a unit.
+    a, _ = make(rulebase, ["The noise level is 3.", "The noise level is 3."])
+    r = a.ask("What is the noise level?", AskOptions(max_attempts=2))
+    assert r.status == "flagged" and r.claims[0].verdict == "unsupported"
+    a, _ = make(rulebase, ["The noise level is 3 [2]."])
+    assert a.ask("What is the noise level?").status == "verified"   # cited: the number is in [2]

@@ -1,0 +1,67 @@
+"""End to end on the embedded default domain: real retriever over kb/, real rules/, the default model."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import Answerer, AskOptions
+from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_RULES_DIR
+from pipeline.factory import open_retriever, open_rules
+from pipeline_fakes import ScriptedThenModel, default_engine
+
+pytestmark = pytest.mark.slow
+FAST = dict(top_k=3, max_tokens=40)
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    retriever = open_retriever(DEFAULT_KB_DIR, tmp_path_factory.mktemp("index"))
+    return retriever, open_rules(DEFAULT_RULES_DIR), default_engine()
+
+
+def answerer(parts, scripted):
+    retriever, rules, engine = parts
+    gen = ScriptedThenModel(engine, scripted)
+    return Answerer(gen, retriever, rules), gen
+
+
+def test_correct_answer_passes(parts):
+    a, _ = answerer(parts, ["The AX-200 has a rated payload of 200 kg [1]."])
+    r = a.ask("What is the rated payload of the AX-200?", AskOptions(policy="flag", **FAST))
+    assert r.status == "verified", r.to_dict()
+    claim = next(c for c in r.claims if c.relation == "payload")
+    assert claim.verdict == "supported" and claim.text.endswith("200 kg")
+
+
+def test_number_not_in_documents_is_caught_and_regenerated_by_the_model(parts):
+    wrong = "The AX-200 has a rated payload of 150 kg [1]."
+    a, gen = answerer(parts, [wrong])
+    r = a.ask("What is the rated payload of the AX-200?", AskOptions(max_attempts=2, **FAST))
+    first = r.attempts[0]
+    assert not first.ok and first.answer == wrong
+    assert any(c.verdict in ("contradicted", "unsupported") and "150 kg" in c.text for c in first.claims)
+    assert "150 kg" in first.feedback and "200 kg" in first.feedback
+    assert len(r.attempts) == 2 and len(gen.calls) == 2          # the model was asked again
+    assert gen.calls[1][-1]["content"] == first.feedback
+    assert r.status in ("regenerated", "flagged", "abstained")    # never verified on the wrong answer
+    assert r.answer != wrong or r.status == "flagged"
+
+
+def test_rule_violation_is_flagged_with_rule_id(parts):
+    a, _ = answerer(parts, ["Full-time employees in Berlin get 35 days of annual leave [1]."])
+    r = a.ask("How many days of annual leave do Berlin employees get?", AskOptions(policy="flag", **FAST))
+    assert r.status == "flagged"
+    assert any("HR_LEAVE_MAX" in c.rule_ids for c in r.claims)
+    assert any(v.rule_id == "HR_LEAVE_MAX" for v in r.violations)
+
+
+def test_chinese_rule_violation(parts):
+    a, _ = answerer(parts, ["深圳员工去杭州出差，住宿每晚最多报销 600 元[1]。"])
+    r = a.ask("深圳员工去杭州出差，住宿每晚最多可以报销多少？", AskOptions(policy="flag", **FAST))
+    assert r.status == "flagged" and any("CN_CITY_HOTEL_CAP" in c.rule_ids for c in r.claims)
+
+
+def test_unanswerable_question_with_the_real_model_is_never_verified(parts):
+    a, _ = answerer(parts, [])
+    r = a.ask("What is the noise level of the AX-200 in decibels?", AskOptions(max_attempts=2, **FAST))
+    assert r.status in ("abstained", "flagged"), r.to_dict()
+    assert all(att.answer for att in r.attempts)

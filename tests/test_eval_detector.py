@@ -87,3 +87,19 @@ def test_tuning_features_agree_with_detector(tmp_path):
     # the tuned English novelty threshold (0.2) is strict: a paraphrased verb ("died") is novel content
     d = detect(CTX, "", "Oliver Reed died in 1999.", DetectorConfig.for_language("en"))
     assert d.hallucinated and d.novelty == pytest.approx(1 / 3) and not [c for c in d.claims if not c.supported]
+
+
+def test_span_localisation_counts_overlapping_unsupported_claims():
+    from pipeline.evaluation.dataset import DetectorItem
+    from pipeline.evaluation.metrics import detector_summary
+    from pipeline.evaluation.processors import DetectorProcessor
+    item = DetectorItem(id="x", context=ZH_CTX, answer="年仅21岁的李明摘得铜牌。", label="hallucinated",
+                        language="zh", span=["21", "李明", "铜牌"])
+    # default config: the term 李明摘得铜牌 has 3/5 of its character pairs in the context (>= 0.5), so
+    # only "21" is unsupported
+    rec = DetectorProcessor(DetectorConfig())(item)
+    assert rec["span_hits"] == 1 and detector_summary([rec])["span_recall"] == pytest.approx(1 / 3)
+    # tuned zh config (0.8): the whole term is unsupported; overlap credit is coarse, so every keyword
+    # inside that term counts as localised
+    rec = DetectorProcessor(DetectorConfig.for_language("zh"))(item)
+    assert rec["span_hits"] == 3

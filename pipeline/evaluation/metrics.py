@@ -90,6 +90,9 @@ def detector_summary(records: list[dict]) -> dict:
         by_lang[str(r.get("language"))].append(r)
     out["by_language"] = {k: {"n": len(v), **binary_metrics(confusion(v))} for k, v in sorted(by_lang.items())}
     out["labels"] = dict(Counter(r["label"] for r in records))
+    spans = [r for r in records if r.get("span")]
+    if spans:   # share of annotated hallucinated keywords an unsupported claim points at
+        out["span_recall"] = sum(r["span_hits"] for r in spans) / sum(len(r["span"]) for r in spans)
     out["latency_ms"] = _latency([r.get("latency_ms") for r in records])
     return out
 

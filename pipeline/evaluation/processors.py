@@ -90,6 +90,9 @@ class DetectorProcessor:
         t0 = time.perf_counter()
         d = detect(item.context, item.question, item.answer, self.cfg, self.verify)
         predicted = "hallucinated" if d.hallucinated else "faithful"
+        bad = [c.text for c in d.claims if not c.supported]
+        # span localisation: annotated wrong keywords that some unsupported claim overlaps
+        span_hits = None if not item.span else sum(any(k in t or t in k for t in bad) for k in item.span)
         return {
             "id": item.id, "language": item.language, "source": item.source, "question": item.question,
             "answer": item.answer, "label": item.label, "predicted": predicted,
@@ -97,4 +100,5 @@ class DetectorProcessor:
             "claims": [asdict(c) for c in d.claims],
             "verdicts": [c.verdict or ("supported" if c.supported else "unsupported") for c in d.claims],
             "reason": d.reason, "latency_ms": (time.perf_counter() - t0) * 1000,
+            "span": item.span or None, "span_hits": span_hits,
         }

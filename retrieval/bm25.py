@@ -48,14 +48,20 @@ class BM25Index:
         return cls(vocab, indptr, np.asarray(cols, dtype=np.int32)[order],
                    np.asarray(vals, dtype=np.float32)[order], doc_len, k1, b)
 
+    def _norm(self) -> np.ndarray:
+        """k1·(1 − b + b·len/avgdl) per chunk: fixed for an index, so computed once."""
+        if getattr(self, "_norm_cache", None) is None:
+            avgdl = float(self.doc_len.mean()) or 1.0
+            self._norm_cache = (self.k1 * (1 - self.b + self.b * self.doc_len / avgdl)).astype(np.float32)
+        return self._norm_cache
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for the query (0 where no query term occurs)."""
         n = self.num_docs
         out = np.zeros(n, dtype=np.float32)
         if n == 0:
             return out
-        avgdl = float(self.doc_len.mean()) or 1.0
-        norm = self.k1 * (1 - self.b + self.b * self.doc_len / avgdl)
+        norm = self._norm()
         for term in tokenize(query):  # a repeated query term counts again, as in classic BM25
             tid = self.vocab.get(term)
             if tid is None:

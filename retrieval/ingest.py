@@ -16,17 +16,13 @@ from .embedder import DEFAULT_EMBEDDER, Embedder, get_embedder, probe_vector
 from .errors import DocumentError, IndexCorruptError, IndexMismatchError, IndexNotFoundError, RetrievalError
 from .records import Chunk, Document, DocumentMeta, IngestReport
 from .snapshot import Snapshot
-from .store import collect_garbage, commit_version, current_version_dir, ingest_lock
+from .status import kb_matches
+from .store import (collect_garbage, commit_version, current_version_dir, default_index_dir, ingest_lock,
+                    read_manifest)
 from .vector_index import VectorIndexConfig
 
 log = logging.getLogger(__name__)
 PROBE_MIN_COSINE = 0.999
-
-
-def default_index_dir(kb_dir: str | Path) -> Path:
-    """Where an index lives when none is given: `<KB_DIR>/../.verirag/index` (next to the KB, outside
-    it, so the index is never ingested as a document). Two KBs in one parent folder need --index."""
-    return Path(kb_dir).resolve().parent / ".verirag" / "index"
 
 
 def embedding_text(meta: DocumentMeta, chunk: Chunk) -> str:
@@ -49,11 +45,12 @@ def check_embedder(manifest: dict, emb: Embedder, where: str) -> None:
                                  "index was built (model files changed?); re-ingest with --rebuild")
 
 
-def _previous(index_dir: Path, rebuild: bool) -> Snapshot | None:
+def _previous_manifest(index_dir: Path, rebuild: bool) -> tuple[Path, dict] | None:
     if rebuild:  # a rebuild reads nothing, so it also recovers from a corrupt index
         return None
     try:
-        return Snapshot.load(current_version_dir(index_dir))
+        vdir = current_version_dir(index_dir)
+        return vdir, read_manifest(vdir)
     except IndexNotFoundError:
         return None
     except IndexCorruptError as exc:
@@ -82,26 +79,38 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                              "or in a hidden folder such as KB/.verirag")
     with ingest_lock(idx):
         collect_garbage(idx)
-        prev = _previous(idx, rebuild)
+        found = _previous_manifest(idx, rebuild)
+        manifest = found[1] if found else None
         # The embedder is loaded only when something must be embedded: an up-to-date check stays cheap.
         if isinstance(embedder, str) or embedder is None:
-            spec = embedder or (prev.manifest["embedder"]["spec"] if prev else None)
+            spec = embedder or (manifest["embedder"]["spec"] if manifest else None)
             emb: Embedder | None = None
         else:
             spec, emb = embedder.spec, embedder
-        cfg = chunking or (ChunkingConfig(**prev.manifest["chunking"]) if prev else ChunkingConfig())
-        vcfg = vectors or (VectorIndexConfig(**prev.manifest["vector_index"]["config"]) if prev else VectorIndexConfig())
-        if prev:
-            if (spec or DEFAULT_EMBEDDER) != prev.manifest["embedder"]["spec"] and not (
-                    spec and Path(spec).is_dir() and str(Path(spec).resolve()) == prev.manifest["embedder"]["spec"]):
-                raise IndexMismatchError(f"{idx}: index was built with embedder {prev.manifest['embedder']['spec']!r}, "
+        cfg = chunking or (ChunkingConfig(**manifest["chunking"]) if manifest else ChunkingConfig())
+        vcfg = vectors or (VectorIndexConfig(**manifest["vector_index"]["config"]) if manifest else VectorIndexConfig())
+        if manifest:
+            if (spec or DEFAULT_EMBEDDER) != manifest["embedder"]["spec"] and not (
+                    spec and Path(spec).is_dir() and str(Path(spec).resolve()) == manifest["embedder"]["spec"]):
+                raise IndexMismatchError(f"{idx}: index was built with embedder {manifest['embedder']['spec']!r}, "
                                          f"not {spec!r}; re-ingest with --rebuild")
-            if prev.manifest["chunking"] != cfg.to_dict():
-                raise IndexMismatchError(f"{idx}: index was chunked with {prev.manifest['chunking']}, not "
+            if manifest["chunking"] != cfg.to_dict():
+                raise IndexMismatchError(f"{idx}: index was chunked with {manifest['chunking']}, not "
                                          f"{cfg.to_dict()}; re-ingest with --rebuild")
-            if prev.manifest["kb_root"] != str(kb):
-                raise IndexMismatchError(f"{idx}: index belongs to knowledge base {prev.manifest['kb_root']!r}, "
+            if manifest["kb_root"] != str(kb):
+                raise IndexMismatchError(f"{idx}: index belongs to knowledge base {manifest['kb_root']!r}, "
                                          f"not {str(kb)!r}; pass another --index or --rebuild")
+        if manifest and vectors is None and kb_matches(kb, manifest, limits):
+            # Fast path (the pipeline's lazy check): same files, same hashes -> nothing to load or write.
+            if strict and manifest.get("skipped"):
+                raise DocumentError(": ".join(manifest["skipped"][0]))
+            return IngestReport(index_dir=str(idx), version=manifest["version"],
+                                unchanged=list(manifest["documents"]),
+                                skipped=[tuple(x) for x in manifest.get("skipped", [])],
+                                num_documents=manifest["num_documents"], num_chunks=manifest["num_chunks"],
+                                vector_index=manifest["vector_index"]["kind"], changed=False,
+                                seconds=time.perf_counter() - t0)
+        prev = Snapshot.load(found[0]) if found else None
         report = IngestReport(index_dir=str(idx), version="")
         names, refused = scan_kb(kb, limits)
         docs: list[Document] = []

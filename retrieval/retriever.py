@@ -136,7 +136,9 @@ class Retriever:
             if mask is not None:
                 scores[~mask] = 0.0
             hits = np.flatnonzero(scores > 0)
-            top = hits[np.argsort(-scores[hits], kind="stable")[:n]]
+            if len(hits) > n:  # partial selection first: common words hit most of a large index
+                hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
+            top = hits[np.argsort(-scores[hits], kind="stable")]
             for rank, i in enumerate(top.tolist(), 1):
                 lex[i] = float(scores[i])
                 fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank)

@@ -31,8 +31,9 @@ class Snapshot:
         docs = "\n".join(json.dumps({**asdict(m), "text": self.texts[d]}, ensure_ascii=False)
                          for d, m in self.docs.items())
         write_file(directory / "docs.jsonl", docs)
-        write_file(directory / "chunks.jsonl",
-                   "\n".join(json.dumps(asdict(c), ensure_ascii=False) for c in self.chunks))
+        # A chunk's text is its document's text[start:end]: stored once, in docs.jsonl.
+        write_file(directory / "chunks.jsonl", "\n".join(
+            json.dumps({k: v for k, v in asdict(c).items() if k != "text"}, ensure_ascii=False) for c in self.chunks))
         with open(directory / "embeddings.npy", "wb") as f:
             np.save(f, self.embeddings)
         names = ["docs.jsonl", "chunks.jsonl", "embeddings.npy"]
@@ -57,8 +58,11 @@ class Snapshot:
                     rec = json.loads(line)
                     texts[rec["doc_id"]] = rec.pop("text")
                     docs[rec["doc_id"]] = DocumentMeta(**rec)
-            chunks = [Chunk(**json.loads(line)) for line in
-                      (vdir / "chunks.jsonl").read_text(encoding="utf-8").splitlines() if line]
+            chunks = []
+            for line in (vdir / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
+                if line:
+                    rec = json.loads(line)
+                    chunks.append(Chunk(text=texts[rec["doc_id"]][rec["start"]:rec["end"]], **rec))
             embeddings = np.load(vdir / "embeddings.npy")
             if (vdir / "vectors.faiss").is_file():
                 vcfg = manifest["vector_index"]["config"]  # search-time knobs are not all kept by FAISS files

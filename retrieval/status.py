@@ -6,8 +6,7 @@ from pathlib import Path
 
 from .documents import LoadLimits, load_document, scan_kb
 from .errors import DocumentError, IndexNotFoundError
-from .ingest import default_index_dir
-from .store import current_version_dir, read_manifest
+from .store import current_version_dir, default_index_dir, read_manifest
 
 
 def index_status(kb_dir: str | Path, index_dir: str | Path | None = None,
@@ -22,21 +21,26 @@ def index_status(kb_dir: str | Path, index_dir: str | Path | None = None,
         manifest = read_manifest(current_version_dir(idx))
     except IndexNotFoundError:
         return "missing"
+    return "fresh" if kb_matches(kb, manifest, limits) else "stale"
+
+
+def kb_matches(kb: Path, manifest: dict, limits: LoadLimits | None = None) -> bool:
+    """True when the KB's files are exactly the ones (by SHA-256) the manifest's index was built from."""
     if manifest.get("kb_root") != str(kb):
-        return "stale"
+        return False
     known: dict[str, str] = manifest.get("documents", {})
     skipped = {path for path, _ in manifest.get("skipped", [])}
     names, refused = scan_kb(kb, limits)
     if {p for p, _ in refused} - skipped:
-        return "stale"
+        return False
     for rel in names:
         if rel in skipped:
             try:  # a file refused last time that loads now has been fixed
                 load_document(kb, rel, limits)
-                return "stale"
+                return False
             except DocumentError:
                 continue
         sha = known.get(rel)
         if sha is None or hashlib.sha256((kb / rel).read_bytes()).hexdigest() != sha:
-            return "stale"
-    return "stale" if set(known) - set(names) else "fresh"
+            return False
+    return not set(known) - set(names)

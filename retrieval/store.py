@@ -30,6 +30,12 @@ PAUSE_ENV = "VERIRAG_INGEST_PAUSE_AT"   # test hook: "write" (mid-write) or "swa
 _VERSION_RE = re.compile(r"^v(\d{6,})$")
 
 
+def default_index_dir(kb_dir: str | Path) -> Path:
+    """Where an index lives when none is given: `<KB_DIR>/../.verirag/index` (next to the KB, outside
+    it, so the index is never ingested as a document). Two KBs in one parent folder need --index."""
+    return Path(kb_dir).resolve().parent / ".verirag" / "index"
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

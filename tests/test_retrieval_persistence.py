@@ -192,3 +192,10 @@ def test_cli_ingest_and_search(kb, tmp_path):
     assert r.returncode == 1 and "top_k" in r.stderr
     r = run("ingest", str(tmp_path / "nope"))
     assert r.returncode == 1 and "is not a directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_progress_bar_and_report_summary(kb, tmp_path, capsys):
+    r = ingest(kb, tmp_path / "index", embedder="hashing", progress=True)
+    err = capsys.readouterr().err
+    assert "embedding" in err and f"{r.num_chunks}/{r.num_chunks}" in err
+    assert f"{r.num_chunks} chunks" in r.summary() and "2 skipped" in r.summary()

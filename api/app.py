@@ -169,6 +169,7 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+        state.open()
         yield
         state.close()
 

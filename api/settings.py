@@ -65,6 +65,8 @@ class Settings(BaseSettings):
             value = getattr(self, name)
             if isinstance(value, SecretStr):
                 value = "********"
+            if name == "index_dir" and value is None and self.kb_dir is not None:
+                value = f"{self.resolved_index_dir} (default)"
             lines.append(f"  {name} = {value}")
         return "\n".join(lines)
 

@@ -43,7 +43,11 @@ class ServiceState:
     ingest_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        if self.executor is None:
+        self.open()
+
+    def open(self) -> None:
+        """(Re)create the /ask worker pool: each server lifespan gets a live one."""
+        if self.executor is None or getattr(self.executor, "_shutdown", False):
             self.executor = ThreadPoolExecutor(self.settings.max_concurrent_asks,
                                                thread_name_prefix="verirag-ask")
 

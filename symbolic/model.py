@@ -159,7 +159,7 @@ class RelationSig:
 @dataclass
 class Pattern:
     id: str
-    text: str
+    text: str             # plain: the source text between the quotes, escapes kept; re"...": \" unescaped
     regex: bool           # written re"..." (raw regular expression with {placeholders})
     atom: Atom
     cf: float

@@ -178,7 +178,10 @@ class _Build(Transformer):
     def pattern_decl(self, c):
         pid, cf, text, atom = c
         raw = str(text).startswith("re")
-        self.out.patterns.append(m.Pattern(str(pid), _unquote(str(text), raw=raw), raw, atom,
+        # A plain pattern keeps its backslashes: symbolic.patterns reads `\X` as a literal X (so `\|`
+        # stays a bar, not a choice); unquoting here would turn `\|` `\(` `\[` into syntax.
+        body = _unquote(str(text), raw=True) if raw else str(text)[1:-1]
+        self.out.patterns.append(m.Pattern(str(pid), body, raw, atom,
                                            cf[1] if cf else 1.0, self.loc(pid), self.loc(text)))
 
     def fact_decl(self, c):

@@ -9,6 +9,8 @@ from . import model as m
 from .values import VALUE_REGEX
 
 PLACEHOLDER = re.compile(r"\{([^\W\d]\w*)(?::([^\W\d]\w*))?\}")
+# An escape is consumed as one token so that `\{name}` is literal text, not a placeholder.
+_TOKEN = re.compile(r"\\.|" + PLACEHOLDER.pattern, re.DOTALL)
 _GAP = r"(?:(?!\.\s)[^。！？!?\n]){0,80}?"  # "..." : a short stretch inside one sentence
 
 
@@ -46,8 +48,9 @@ class PatternError(ValueError):
         self.offset = offset
 
 
-def _literal(text: str) -> str:
-    """Readable pattern text -> regex: ``...`` gap, ``(a|b)`` choice, ``[x]`` optional, spaces flexible."""
+def _literal(text: str, offset: int = 0) -> str:
+    """Readable pattern text -> regex: ``...`` gap, ``(a|b)`` choice, ``[x]`` optional, spaces flexible,
+    ``\\X`` the character X itself. ``offset``: where ``text`` starts in the pattern (for errors)."""
     out, i = [], 0
     while i < len(text):
         ch = text[i]
@@ -56,7 +59,11 @@ def _literal(text: str) -> str:
             i += 3 if ch == "." else 1
             continue
         if ch == "\\" and i + 1 < len(text):
-            out.append(re.escape(text[i + 1]))
+            nxt = text[i + 1]
+            if nxt.isalnum():  # `\d` `\n` would silently match a letter: regex escapes need re"..."
+                raise PatternError(f"'\\{nxt}' has no meaning in a pattern text: only signs can be escaped "
+                                   f"(\\( \\| \\[ \\. …); for regular expressions write re\"…\"", offset + i)
+            out.append(re.escape(nxt))
             i += 2
             continue
         if ch.isspace():
@@ -73,8 +80,9 @@ def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_t
     """Raises PatternError (offset into the pattern text) for unknown types or a bad regex."""
     captures: list[Capture] = []
     out, pos = [], 0
-    for k, ph in enumerate(PLACEHOLDER.finditer(p.text)):
-        out.append(p.text[pos:ph.start()] if p.regex else _literal(p.text[pos:ph.start()]))
+    phs = [t for t in _TOKEN.finditer(p.text) if not t.group(0).startswith("\\")]
+    for k, ph in enumerate(phs):
+        out.append(p.text[pos:ph.start()] if p.regex else _literal(p.text[pos:ph.start()], pos))
         name, ptype = ph.group(1), ph.group(2) or ph.group(1)
         group = f"g{k}"
         if ptype in aliases_by_type:
@@ -94,7 +102,7 @@ def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_t
         captures.append(Capture(name, ptype, group))
         out.append(f"(?P<{group}>{body})")
         pos = ph.end()
-    out.append(p.text[pos:] if p.regex else _literal(p.text[pos:]))
+    out.append(p.text[pos:] if p.regex else _literal(p.text[pos:], pos))
     try:
         regex = re.compile("".join(out), re.IGNORECASE)
     except re.error as exc:

@@ -1,0 +1,82 @@
+"""Plain pattern strings: which characters are syntax and which are literal (escapes), end to end
+through the rule-file parser, the pattern compiler and RuleBase.extract."""
+from pathlib import Path
+
+import pytest
+
+from symbolic import Provenance, RuleErrors, load_rulebase
+
+VOCAB = '''entity city "Shanghai" aka "上海"
+entity city "Berlin"
+relation hotel_limit(city, money[CNY])
+relation note(city, text)
+'''
+
+
+def rb_with(tmp_path: Path, *patterns: str):
+    (tmp_path / "p.rules").write_text(VOCAB + "\n".join(patterns) + "\n", encoding="utf-8")
+    return load_rulebase(tmp_path)
+
+
+def found(rb, text: str) -> list[tuple[str, str]]:
+    return [(str(f), text[s:e]) for f, s, e in rb.extract(text, source=Provenance("document", "d.md"))]
+
+
+def test_escaped_bar_is_a_literal_bar_not_a_choice(tmp_path):
+    rb = rb_with(tmp_path, r'pattern T1: "{city} \| {x:money}" -> hotel_limit(city, x)')
+    assert found(rb, "| Shanghai | 500 元 |") == [("hotel_limit(shanghai, 500 CNY)", "Shanghai | 500 元")]
+    # were `\|` a choice, each side alone would match: a bare city or a bare amount
+    assert found(rb, "Shanghai 500 元") == []
+    assert found(rb, "Shanghai, then 500 元") == []
+    assert found(rb, "500 元") == []
+
+
+def test_unescaped_bar_still_separates_choices(tmp_path):
+    rb = rb_with(tmp_path, 'pattern T1: "hotel (in|at) {city} (is|costs) {x:money}" -> hotel_limit(city, x)')
+    assert [f for f, _ in found(rb, "The hotel at Berlin costs 300 元.")] == ["hotel_limit(berlin, 300 CNY)"]
+    assert [f for f, _ in found(rb, "The hotel in 上海 is 500 元.")] == ["hotel_limit(shanghai, 500 CNY)"]
+
+
+def test_escaped_brackets_parentheses_dots_and_quotes_are_literal(tmp_path):
+    rb = rb_with(tmp_path,
+                 r'pattern T1: "{city} \(max\) {x:money}" -> hotel_limit(city, x)',
+                 r'pattern T2: "\[{city}\] \"{t:text}\"\." -> note(city, t)')
+    assert found(rb, "Berlin (max) 300 元") == [("hotel_limit(berlin, 300 CNY)", "Berlin (max) 300 元")]
+    assert found(rb, "Berlin max 300 元") == []            # `\(max\)` is not an optional group
+    assert found(rb, '[Berlin] "book early".') == [("note(berlin, book early)", '[Berlin] "book early".')]
+    assert found(rb, 'Berlin "book early".') == []         # `\[…\]` is not an optional part
+    assert found(rb, '[Berlin] "book early"!') == []       # `\.` is a dot, not any character
+
+
+def test_unescaped_brackets_and_parentheses_are_syntax(tmp_path):
+    rb = rb_with(tmp_path, 'pattern T1: "[the] hotel limit (for|in) {city} is {x:money}" -> hotel_limit(city, x)')
+    assert [f for f, _ in found(rb, "hotel limit in Berlin is 300 元")] == ["hotel_limit(berlin, 300 CNY)"]
+    assert [f for f, _ in found(rb, "The hotel limit for Berlin is 300 元")] == ["hotel_limit(berlin, 300 CNY)"]
+
+
+def test_escaped_brace_is_literal_text_not_a_placeholder(tmp_path):
+    rb = rb_with(tmp_path, r'pattern T1: "\{city} {city} {x:money}" -> hotel_limit(city, x)')
+    assert [f for f, _ in found(rb, "{city} Berlin 300 元")] == ["hotel_limit(berlin, 300 CNY)"]
+    assert found(rb, "Berlin Berlin 300 元") == []
+
+
+def test_escaped_backslash_is_a_backslash(tmp_path):
+    rb = rb_with(tmp_path, r'pattern T1: "{city}\\{x:money}" -> hotel_limit(city, x)')
+    assert [f for f, _ in found(rb, "Berlin\\300 元")] == ["hotel_limit(berlin, 300 CNY)"]
+    assert found(rb, "Berlin 300 元") == []
+
+
+def test_regex_pattern_keeps_regex_escapes(tmp_path):
+    rb = rb_with(tmp_path, r'pattern T1: re"{city}\s*\|\s*{x:money}" -> hotel_limit(city, x)')
+    assert [f for f, _ in found(rb, "Berlin|300 元")] == ["hotel_limit(berlin, 300 CNY)"]
+    assert found(rb, "Berlin 300 元") == []
+
+
+@pytest.mark.parametrize("escape", ["d", "n", "年"])
+def test_letter_escape_in_plain_pattern_is_an_error_at_its_column(tmp_path, escape):
+    with pytest.raises(RuleErrors) as ei:
+        rb_with(tmp_path, 'pattern T1: "{city} costs \\' + escape + '{x:money}" -> hotel_limit(city, x)')
+    (err,) = ei.value.errors
+    # line 5 (after the 4 vocabulary lines); the backslash is the 27th character of the line
+    assert (err.line, err.column) == (5, 27)
+    assert f"'\\{escape}' has no meaning in a pattern text" in err.message

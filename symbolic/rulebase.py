@@ -60,20 +60,10 @@ class RuleBase:
         for cp in self.patterns:
             sig = self.relations[cp.pattern.atom.relation]
             for match in cp.regex.finditer(text):
-                bound = {}
-                for cap in cp.captures:
-                    raw = match.group(cap.group)
-                    if cap.type in self.types:
-                        bound[cap.name] = self.entity_id(raw, cap.type)
-                    elif cap.type == "text":
-                        bound[cap.name] = raw.strip()
-                    else:
-                        try:
-                            bound[cap.name] = parse_value(raw)
-                        except ValueError:
-                            bound[cap.name] = None
-                if any(v is None for v in bound.values()):
-                    continue
+                # a placeholder inside an optional part or a choice may not take part in the match
+                bound = {cap.name: self._read(cap.type, match.group(cap.group)) for cap in cp.captures}
+                if any(bound[a.name] is None for a in cp.pattern.atom.args if isinstance(a, m.Var)):
+                    continue  # an argument is missing or unreadable: no fact (unused placeholders are context)
                 args = []
                 for a, p in zip(cp.pattern.atom.args, sig.params):
                     v = bound[a.name] if isinstance(a, m.Var) else a.value
@@ -93,6 +83,20 @@ class RuleBase:
                 out.append((Fact(sig.name, tuple(args), cp.pattern.cf, prov), s, e))
         out.sort(key=lambda t: (t[1], t[2]))
         return out
+
+    def _read(self, ptype: str, raw: str | None):
+        """A placeholder's matched text as an entity id or value; None if it did not take part in the
+        match or cannot be read (unknown entity, unparseable value, blank text)."""
+        if raw is None:
+            return None
+        if ptype in self.types:
+            return self.entity_id(raw, ptype)
+        if ptype == "text":
+            return raw.strip() or None
+        try:
+            return parse_value(raw)
+        except ValueError:
+            return None
 
 
 def _collect(paths: list[Path]) -> tuple[list[ParsedFile], list[RuleError]]:

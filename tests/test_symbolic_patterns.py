@@ -80,3 +80,35 @@ def test_letter_escape_in_plain_pattern_is_an_error_at_its_column(tmp_path, esca
     # line 5 (after the 4 vocabulary lines); the backslash is the 27th character of the line
     assert (err.line, err.column) == (5, 27)
     assert f"'\\{escape}' has no meaning in a pattern text" in err.message
+
+
+OPTIONAL = '''entity city "Berlin"
+relation hotel_limit(city, money[CNY])
+relation has_hotel(city)
+relation note(city, text)
+pattern O1: "hotel in {city} [costs {x:money}]" -> hotel_limit(city, x)
+pattern O2: "hotel in {city} [costs {x:money}]" -> has_hotel(city)
+pattern O3: "{city} note[ \\"{t:text}\\"]" -> note(city, t)
+pattern O4: re"(?:{c:city}|{y:money}) rate" -> hotel_limit(c, y)
+'''
+
+
+@pytest.fixture
+def optional_rb(tmp_path):
+    (tmp_path / "o.rules").write_text(OPTIONAL, encoding="utf-8")
+    return load_rulebase(tmp_path)
+
+
+def test_optional_placeholder_that_did_not_match_skips_only_relations_needing_it(optional_rb):
+    # O1 needs x, which the optional part did not match: no fact; O2 does not use x: extracted
+    assert found(optional_rb, "The hotel in Berlin.") == [("has_hotel(berlin)", "hotel in Berlin")]
+    assert sorted(found(optional_rb, "The hotel in Berlin costs 300 元.")) == [
+        ("has_hotel(berlin)", "hotel in Berlin costs 300 元"),
+        ("hotel_limit(berlin, 300 CNY)", "hotel in Berlin costs 300 元")]
+
+
+def test_optional_text_placeholder_and_regex_choice_do_not_crash(optional_rb):
+    assert found(optional_rb, 'Berlin note "book early"') == [("note(berlin, book early)", 'Berlin note "book early"')]
+    assert found(optional_rb, "Berlin note") == []          # t did not match: note/2 lacks an argument
+    # each branch of the choice leaves the other placeholder unmatched: never both arguments
+    assert found(optional_rb, "Berlin rate") == [] and found(optional_rb, "300 元 rate") == []

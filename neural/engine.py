@@ -239,9 +239,14 @@ class Engine:
                         if out.finished:
                             return
         finally:
-            if rid in self._seqs:  # consumer stopped early: do not leak the request's blocks
-                self.abort(rid)
-                self.step()
+            seq = self._seqs.pop(rid, None)
+            if seq is not None and not seq.is_finished:
+                # consumer stopped early: free its blocks now, without a step() that would advance (and
+                # drop the outputs of) other requests in flight
+                if seq in self._inbox:
+                    self._inbox.remove(seq)
+                else:
+                    self.scheduler.finish(seq, "abort")
 
     def metrics(self) -> dict:
         bm = self.block_manager

@@ -80,10 +80,16 @@ def test_stream_deltas_concatenate_to_text_and_early_exit_frees(folder):
     outs = list(eng.stream("w10 w11 w12", greedy(8)))
     assert outs[-1].finished and len(outs) == 8
     assert "".join(o.delta_text for o in outs) == outs[-1].text
+    other = eng.add_request([1, 5, 6], greedy(5))
     it = eng.stream("w10 w11 w12", greedy(50))
     next(it)
     it.close()  # consumer walked away: the request is aborted, nothing leaks
-    assert eng.block_manager.num_used_blocks == 0 and not eng.has_unfinished()
+    assert eng.metrics()["running"] == 1  # the other request is untouched and still runs
+    outs = []
+    while eng.has_unfinished():
+        outs += eng.step()
+    assert [o.request_id for o in outs if o.finished] == [other]
+    assert eng.block_manager.num_used_blocks == 0
 
 
 def test_stop_string_and_stop_token_ids(folder, hf):

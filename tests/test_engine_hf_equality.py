@@ -85,3 +85,14 @@ def test_bfloat16_runs_and_mostly_agrees(tiny):
     out = engine.generate(PROMPTS[0], _greedy(4))[0]
     ref = hf_greedy(hf, PROMPTS[0], 4)
     assert out.token_ids[0] == ref[0]  # first token from an identical prefill, only rounding differs
+
+
+def test_llama3_rope_scaling_matches_hf(tmp_path):
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 16}  # tiny original length so the scaling matters here
+    folder = make_tiny_model(tmp_path / "l3", "llama", seed=7, rope_scaling=scaling)
+    hf = load_hf_reference(folder)
+    engine = _engine(folder)
+    prompt = PROMPTS[2]  # 28 tokens: past the 16-token original context
+    assert engine.model_config.rope_scaling["rope_type"] == "llama3"
+    assert engine.generate(prompt, _greedy())[0].token_ids == hf_greedy(hf, prompt, NEW)

@@ -12,6 +12,12 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
 # closing quotes/brackets stay with their sentence.
 _SENT_END = re.compile(r"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')\]]*(?=\s|$)")
 _PARA_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_FENCE = re.compile(r"^(```|~~~).*?(?:^\1[ \t]*$|\Z)", re.M | re.S)  # "# x" in code is not a heading
+
+
+# Bumped whenever chunk boundaries change for the same settings: an index from another chunker version
+# gets every file re-chunked (and re-embedded) on the next ingest instead of mixing two chunkers.
+CHUNKER_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,10 @@ def _sections(text: str, body_start: int) -> list[tuple[int, int, list[str]]]:
     out: list[tuple[int, int, list[str]]] = []
     path: list[tuple[int, str]] = []
     sec_start, sec_path = body_start, []
+    fences = [(f.start(), f.end()) for f in _FENCE.finditer(text, body_start)]
     for m in _HEADING.finditer(text, body_start):
+        if any(a <= m.start() < b for a, b in fences):
+            continue
         out.append((sec_start, m.start(), sec_path))
         level = len(m.group(1))
         path = [(lv, h) for lv, h in path if lv < level] + [(level, m.group(2).strip())]

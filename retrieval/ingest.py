@@ -10,7 +10,7 @@ import numpy as np
 
 from . import vector_index
 from .bm25 import BM25Index
-from .chunking import ChunkingConfig, chunk_text
+from .chunking import CHUNKER_VERSION, ChunkingConfig, chunk_text
 from .documents import LoadLimits, load_document, scan_kb
 from .embedder import DEFAULT_EMBEDDER, Embedder, get_embedder, probe_vector
 from .errors import DocumentError, IndexCorruptError, IndexMismatchError, IndexNotFoundError, RetrievalError
@@ -100,7 +100,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             if manifest["kb_root"] != str(kb):
                 raise IndexMismatchError(f"{idx}: index belongs to knowledge base {manifest['kb_root']!r}, "
                                          f"not {str(kb)!r}; pass another --index or --rebuild")
-        if manifest and vectors is None and kb_matches(kb, manifest, limits):
+        same_chunker = bool(manifest) and manifest.get("chunker_version") == CHUNKER_VERSION
+        if manifest and same_chunker and vectors is None and kb_matches(kb, manifest, limits):
             # Fast path (the pipeline's lazy check): same files, same hashes -> nothing to load or write.
             if strict and manifest.get("skipped"):
                 raise DocumentError(": ".join(manifest["skipped"][0]))
@@ -137,7 +138,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
         for d in docs:
             m = d.meta
             old = prev.docs.get(m.doc_id) if prev else None
-            if old is not None and old.sha256 == m.sha256:
+            if old is not None and old.sha256 == m.sha256 and same_chunker:
                 report.unchanged.append(m.doc_id)
                 rows = old_rows.get(m.doc_id, [])
                 chunks += [prev.chunks[r] for r in rows]
@@ -188,7 +189,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             return {"kb_root": str(kb), "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "embedder": {"spec": emb.spec, "name": emb.name, "dim": emb.dim, "probe": probe_vector(emb),
                                  "pooling": "mean", "normalized": True},
-                    "chunking": cfg.to_dict(), "vector_index": {"kind": kind, "config": vcfg.to_dict()},
+                    "chunking": cfg.to_dict(), "chunker_version": CHUNKER_VERSION,
+                    "vector_index": {"kind": kind, "config": vcfg.to_dict()},
                     "num_documents": len(docs), "num_chunks": len(chunks), "files": files,
                     "documents": {d.meta.doc_id: d.meta.sha256 for d in docs},
                     "skipped": report.skipped}

@@ -133,3 +133,14 @@ def test_chunking_config_validation():
         ChunkingConfig(max_chars=100, overlap_chars=60)
     with pytest.raises(ValueError, match="max_chars"):
         ChunkingConfig(max_chars=10)
+
+
+def test_code_fences_do_not_open_sections_and_cjk_file_names_work(tmp_path):
+    (tmp_path / "制度").mkdir()
+    text = "# 安装\n\n运行脚本。\n\n```bash\n# not a heading\necho hi\n```\n\n## 配置\n\n设置端口。\n"
+    (tmp_path / "制度" / "安装说明.md").write_text(text, encoding="utf-8")
+    assert scan_kb(tmp_path)[0] == ["制度/安装说明.md"]
+    doc = load_document(tmp_path, "制度/安装说明.md")
+    chunks = chunk_text(doc.meta.doc_id, doc.text)
+    assert [c.heading_path for c in chunks] == [["安装"], ["安装", "配置"]]
+    assert "# not a heading" in chunks[0].text and chunks[0].chunk_id == "制度/安装说明.md#0"

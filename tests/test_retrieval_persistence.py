@@ -199,3 +199,13 @@ def test_progress_bar_and_report_summary(kb, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "embedding" in err and f"{r.num_chunks}/{r.num_chunks}" in err
     assert f"{r.num_chunks} chunks" in r.summary() and "2 skipped" in r.summary()
+
+
+def test_index_from_another_chunker_version_is_rechunked(kb, tmp_path):
+    idx = tmp_path / "index"
+    r1 = ingest(kb, idx, embedder="hashing")
+    manifest = idx / "versions" / r1.version / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "chunker_version": 1}))
+    r2 = ingest(kb, idx)
+    assert r2.changed and r2.embedded_chunks == r2.num_chunks == r1.num_chunks and not r2.unchanged
+    assert not ingest(kb, idx).changed

@@ -18,16 +18,25 @@ from .terms import EvalError, evaluate, render, test
 
 @dataclass
 class Violation:
+    """A fired ``violation``. Indices number the *input* facts: for ``ForwardChainer.run(facts)`` they
+    index ``facts``; for ``Verifier.verify(claims, evidence)`` they index ``[*evidence, *(c.fact for c
+    in claims)]`` (the rule base's own ``fact``s are not numbered there; they appear only in ``facts``)."""
     rule_id: str
     rule_message: str
     message: str              # the rule's violation text with variables filled in
     cf: float
-    facts: list[Fact]         # the facts the rule matched
-    fact_ids: list[int] = field(default_factory=list)
+    facts: list[Fact]         # the facts the rule matched, in condition order (input or derived facts)
+    fact_ids: list[int] = field(default_factory=list)            # inputs it rests on: matched ones and
+    #                                                               those behind matched derived facts
+    fact_sources: list[list[int]] = field(default_factory=list)  # per entry of `facts`: inputs it rests on
+    claim_ids: list[int] = field(default_factory=list)           # Verifier: indices into `claims` it rests on
+    from_claim: list[bool] = field(default_factory=list)         # Verifier: per entry of `facts`, a claim's
+    #                                                               fact or a fact derived from one
 
     def to_dict(self) -> dict:
         return {"rule_id": self.rule_id, "rule_message": self.rule_message, "message": self.message,
-                "cf": round(self.cf, 4), "facts": [str(f) for f in self.facts]}
+                "cf": round(self.cf, 4), "facts": [str(f) for f in self.facts], "fact_ids": self.fact_ids,
+                "claim_ids": self.claim_ids, "from_claim": self.from_claim}
 
 
 @dataclass
@@ -118,7 +127,8 @@ def compile_rule(rule: m.ForwardRule) -> Rule:
                 if key not in run.seen_violations:
                     run.seen_violations.add(key)
                     run.violations.append(Violation(rule.id, rule.message, text, cf,
-                                                    [run.facts[i] for i in fids], sorted(sources)))
+                                                    [run.facts[i] for i in fids], sorted(sources),
+                                                    [sorted(run.depends[i]) for i in fids]))
                 continue
             try:
                 args = tuple(evaluate(a, env) for a in action.atom.args)
@@ -238,6 +248,7 @@ class ForwardChainer:
             engine._run = None
         for v in run.violations:  # back to the caller's numbering of the input facts
             v.fact_ids = sorted(keep[i] for i in v.fact_ids)
+            v.fact_sources = [sorted(keep[i] for i in src) for src in v.fact_sources]
         derived_from = [{keep[i] for i in run.depends[fid]} for fid in range(run.n_inputs, len(run.facts))]
         return ForwardResult(run.facts[run.n_inputs:], run.violations, sum(run.firings.values()), run.halted,
                              derived_from, sorted(rule_ids))

@@ -66,6 +66,22 @@ def _subject(f: Fact, sig: m.RelationSig | None) -> tuple | None:
     return f.args[:-1] if sig is not None and sig.functional else None
 
 
+def _renumber(v: Violation, fw_at: list[int], n_evidence: int) -> None:
+    """Forward-run numbering (filtered evidence and rule-base facts, then claims) -> the caller's
+    ``[*evidence, *claims]`` numbering, plus which claims and which matched facts rest on a claim."""
+    n = len(fw_at)
+
+    def caller(k: int) -> int | None:
+        if k >= n:
+            return n_evidence + (k - n)
+        return fw_at[k] if fw_at[k] < n_evidence else None   # a rule-base fact: not the caller's
+
+    v.claim_ids = sorted({k - n for src in v.fact_sources for k in src if k >= n})
+    v.from_claim = [any(k >= n for k in src) for src in v.fact_sources]
+    v.fact_sources = [[c for c in map(caller, src) if c is not None] for src in v.fact_sources]
+    v.fact_ids = sorted(c for c in map(caller, v.fact_ids) if c is not None)
+
+
 class Verifier:
     def __init__(self, rulebase: RuleBase, *, max_depth: int = 20, max_firings: int = 1000,
                  max_new_facts: int = 5000):
@@ -75,6 +91,10 @@ class Verifier:
         self._keep_cache: dict[frozenset, set[str]] = {}
 
     def verify(self, claims: list[Claim], evidence: list[Fact]) -> Verification:
+        """Verdicts for ``claims`` (in order) against ``evidence`` and the rule base. Each returned
+        ``Violation`` carries the matched ``facts``, ``fact_ids`` into ``[*evidence, *claim facts]``,
+        ``claim_ids`` into ``claims`` and ``from_claim`` per matched fact; a claim is ``violates_rule``
+        when a violation rests on its fact, directly or through facts derived from it."""
         for c in claims:
             if not isinstance(c, Claim) or not isinstance(c.fact, Fact):
                 raise TypeError(f"verify() takes Claim objects with a Fact, got {c!r}")
@@ -84,11 +104,15 @@ class Verifier:
         base = [*evidence, *self.rb.facts]
         focus = {c.fact.relation for c in claims}
         by_rel: dict[str, list[Fact]] = {}
-        for f in base:  # the one pass over all evidence: index by relation
+        at_rel: dict[str, list[int]] = {}
+        for i, f in enumerate(base):  # the one pass over all evidence: index by relation
             by_rel.setdefault(f.relation, []).append(f)
-        fw_base = [f for rel in sorted(self._evidence_relations(focus)) for f in by_rel.get(rel, ())]
-        n = len(fw_base)
-        fwd = self.forward.run([*fw_base, *(c.fact for c in claims)], focus=focus)
+            at_rel.setdefault(f.relation, []).append(i)
+        fw_at = [i for rel in sorted(self._evidence_relations(focus)) for i in at_rel.get(rel, ())]
+        n = len(fw_at)
+        fwd = self.forward.run([*(base[i] for i in fw_at), *(c.fact for c in claims)], focus=focus)
+        for v in fwd.violations:
+            _renumber(v, fw_at, len(evidence))
         # facts derived from evidence alone are evidence too; those resting on a claim are not
         derived_evidence = [f for f, src in zip(fwd.derived, fwd.derived_from) if all(s < n for s in src)]
         for f in derived_evidence:
@@ -96,7 +120,7 @@ class Verifier:
         chainer: BackwardChainer | None = None
         verdicts = []
         for i, claim in enumerate(claims):
-            hits = [v for v in fwd.violations if (n + i) in v.fact_ids]
+            hits = [v for v in fwd.violations if i in v.claim_ids]   # its fact, or one derived from it
             if hits:
                 verdicts.append(self._violation(claim, hits))
                 continue

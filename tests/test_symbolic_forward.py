@@ -47,6 +47,7 @@ def test_derived_fact_feeds_another_rule_and_weak_premise_does_not_fire(fc):
     r = fc.run(facts(("salary", ("amy", v("28000 元")), 1.0), ("bonus", ("amy", v("2000 元")), 1.0)))
     assert [x.rule_id for x in r.violations] == ["P1"]
     assert r.violations[0].fact_ids == [0, 1]              # traced back through total_pay
+    assert r.violations[0].fact_sources == [[0, 1]]        # per matched fact (total_pay): its inputs
     weak = fc.run(facts(("salary", ("amy", v("28000 元")), 0.2), ("bonus", ("amy", v("2000 元")), 1.0)))
     assert weak.derived == [] and weak.violations == []    # premise CF 0.2 does not hold
 

@@ -128,3 +128,51 @@ def test_bad_input_is_rejected_clearly(rb):
         Verifier(rb).verify(["annual leave is 5 days"], [])
     with pytest.raises(TypeError, match="evidence must be Fact"):
         Verifier(rb).verify([], ["x"])
+
+
+def test_violation_indices_follow_the_callers_evidence_then_claims_order(tmp_path):
+    (tmp_path / "j.rules").write_text(
+        'type t\nrelation cap(t, duration[day])\nrelation leave(t, duration[day])\nrelation note(t, text)\n'
+        'fact cap(cy, 10 days)\n'
+        'rule J1 "Leave may not exceed the cap": if leave(?w, ?d) and cap(?w, ?c) and ?d > ?c\n'
+        '  then violation "{w}: {d} exceeds the cap {c}"\n')
+    rb = load_rulebase(tmp_path)
+    # `note` is used by no rule and `cap` sorts before `leave`: the forward chainer's own input list
+    # would be [cap(bob), cap(ann), cap(cy) from the rule base, leave(bob), leave(ann), leave(cy)]
+    evidence = [Fact("note", ("ann", "see HR"), 1.0, DOC), Fact("cap", ("bob", v("30 days")), 1.0, DOC),
+                Fact("cap", ("ann", v("20 days")), 0.8, DOC)]
+    claims = [Claim(Fact("leave", (who, v(d)), 1.0, Provenance("answer")), d, 0, 7)
+              for who, d in (("bob", "1 week"), ("ann", "3 weeks"), ("cy", "2 weeks"))]
+    res = Verifier(rb).verify(claims, evidence)
+    assert [c.verdict for c in res.claims] == ["unsupported", "violates_rule", "violates_rule"]
+    ann, cy = sorted(res.violations, key=lambda x: x.message)
+    assert ann.message == "ann: 3 weeks exceeds the cap 20 days"
+    assert ann.facts[0] is claims[1].fact and ann.facts[1] is evidence[2]     # the caller's own objects
+    assert ann.fact_ids == [2, 4]             # evidence[2], then claims[1] at len(evidence) + 1
+    assert ann.fact_sources == [[4], [2]] and ann.claim_ids == [1] and ann.from_claim == [True, False]
+    # a rule-base fact is matched (in .facts) but is no index into the caller's lists
+    assert [str(f) for f in cy.facts] == ["leave(cy, 2 weeks)", "cap(cy, 10 days)"]
+    assert cy.fact_ids == [5] and cy.fact_sources == [[5], []]
+    assert cy.claim_ids == [2] and cy.from_claim == [True, False]
+    d = {x["message"]: (x["fact_ids"], x["claim_ids"], x["from_claim"]) for x in res.to_dict()["violations"]}
+    assert d == {ann.message: ([2, 4], [1], [True, False]), cy.message: ([5], [2], [True, False])}
+
+
+def test_violation_on_a_fact_derived_from_a_claim_is_the_claims():
+    rb = load_rulebase(Path(__file__).parent / "fixtures" / "rules" / "forward.rules")
+    evidence = [Fact("salary", ("bo", v("29000 元")), 1.0, DOC), Fact("bonus", ("bo", v("2000 元")), 1.0, DOC),
+                Fact("bonus", ("amy", v("2000 元")), 0.9, DOC)]
+    claim = Claim(Fact("salary", ("amy", v("28000 元")), 1.0, Provenance("answer")), "28000", 0, 5)
+    res = Verifier(rb).verify([claim], evidence)
+    by_who = {x.message.split(" ")[0]: x for x in res.violations}
+    assert sorted(by_who) == ["amy", "bo"] and all(x.rule_id == "P1" for x in res.violations)
+    amy, bo = by_who["amy"], by_who["bo"]
+    # P1 matched total_pay(amy, 30000 CNY), derived by T1 from the claim and evidence[2]
+    assert [(str(f), f.provenance.source) for f in amy.facts] == [("total_pay(amy, 30000 CNY)", "derived")]
+    assert amy.from_claim == [True] and amy.claim_ids == [0]
+    assert amy.fact_sources == [[2, 3]] and amy.fact_ids == [2, 3]
+    # bo's total rests on evidence alone: about the documents, attributed to no claim
+    assert bo.from_claim == [False] and bo.claim_ids == [] and bo.fact_ids == [0, 1]
+    (c,) = res.claims
+    assert (c.verdict, c.rule_ids, c.cf) == ("violates_rule", ["P1"], pytest.approx(0.9))
+    assert "amy earns 30000 CNY in total" in c.explanation and "bo earns" not in c.explanation

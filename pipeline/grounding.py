@@ -124,13 +124,21 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
     return reports
 
 
+def _involves_answer(violation: Any) -> bool:
+    claim_ids = getattr(violation, "claim_ids", None)
+    if claim_ids is not None:
+        return bool(claim_ids)
+    facts = getattr(violation, "facts", None)  # verifiers without claim attribution
+    return facts is None or any(getattr(f.provenance, "source", None) == "answer" for f in facts)
+
+
 def violations_of(verification: Any) -> list[Violation]:
-    """Violations that involve a claim of the answer (a matched fact whose provenance is the answer):
-    a violation resting on evidence alone is about the documents, not the answer."""
+    """Violations that involve a claim of the answer: the verifier attributes them to claims
+    (``claim_ids``, which also covers facts derived from a claim); a violation resting on evidence
+    alone is about the documents, not the answer."""
     out = []
     for v in getattr(verification, "violations", []) or []:
-        facts = getattr(v, "facts", None)
-        if facts is not None and not any(getattr(f.provenance, "source", None) == "answer" for f in facts):
+        if not _involves_answer(v):
             continue
         rule_id = getattr(v, "rule_id", None) or getattr(getattr(v, "rule", None), "id", None) or "?"
         message = getattr(v, "message", "") or str(v)

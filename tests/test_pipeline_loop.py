@@ -178,3 +178,16 @@ def test_bare_number_matching_only_an_uncited_passage_is_unsupported(rulebase):
     assert r.status == "flagged" and r.claims[0].verdict == "unsupported"
     a, _ = make(rulebase, ["The noise level is 3 [2]."])
     assert a.ask("What is the noise level?").status == "verified"   # cited: the number is in [2]
+
+
+def test_violations_attributed_by_claim_ids_include_derived_facts() -> None:
+    from types import SimpleNamespace
+
+    from pipeline.grounding import violations_of
+    from symbolic import Fact, Provenance
+
+    derived = Fact("total_pay", ("p1", 10), provenance=Provenance("derived"))
+    on_claim = SimpleNamespace(rule_id="R_DERIVED", message="derived from a claim", facts=[derived], claim_ids=[0])
+    on_docs = SimpleNamespace(rule_id="R_DOCS", message="evidence only", facts=[derived], claim_ids=[])
+    kept = violations_of(SimpleNamespace(violations=[on_claim, on_docs]))
+    assert [v.rule_id for v in kept] == ["R_DERIVED"]

@@ -62,6 +62,7 @@ class Snapshot:
             for line in (vdir / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
                 if line:
                     rec = json.loads(line)
+                    rec.pop("text", None)  # indexes written before texts were deduplicated carry it
                     chunks.append(Chunk(text=texts[rec["doc_id"]][rec["start"]:rec["end"]], **rec))
             embeddings = np.load(vdir / "embeddings.npy")
             if (vdir / "vectors.faiss").is_file():

@@ -15,6 +15,8 @@ def index_status(kb_dir: str | Path, index_dir: str | Path | None = None,
 
     The pipeline calls ingest() when this is not 'fresh'. Hashes every candidate file (no embedding).
     """
+    if not Path(kb_dir).is_dir():
+        raise DocumentError(f"knowledge base {str(kb_dir)!r} is not a directory")
     kb = Path(kb_dir).resolve()
     idx = Path(index_dir) if index_dir is not None else default_index_dir(kb)
     try:

@@ -124,6 +124,11 @@ def test_bad_ingest_arguments(kb, tmp_path):
         ingest(kb, tmp_path / "i", embedder="hashing", strict=True)
     with pytest.raises(IndexNotFoundError, match="no index"):
         Retriever.open(tmp_path / "nothing")
+    with pytest.raises(RetrievalError, match="is not a directory"):
+        index_status(tmp_path / "missing", tmp_path / "i")
+    for spec in ["hashing:abc", "hashing:4"]:
+        with pytest.raises(RetrievalError, match="hashing"):
+            get_embedder(spec)
 
 
 def _spawn_ingest(kb: Path, idx: Path, pause_at: str) -> subprocess.Popen:

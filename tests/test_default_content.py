@@ -12,7 +12,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 KB = ROOT / "kb"
 EVAL = ROOT / "eval" / "default_domain.jsonl"
-KB_README = KB / "README.md"
+KB_README = ROOT / "docs" / "default_domain.md"
 
 KINDS = {"answerable", "multi_hop", "numeric", "unanswerable", "false_premise", "superseded", "constraint"}
 REQUIRED = {"id": str, "question": str, "language": str, "kind": str, "gold_answer": str,
@@ -55,7 +55,7 @@ def kb_docs() -> dict[str, tuple[dict, str]]:
 
 
 def vocabulary() -> tuple[set[str], set[str]]:
-    """(all relation names, derived relation names) declared in kb/README.md's Vocabulary section."""
+    """(all relation names, derived relation names) declared in docs/default_domain.md's Vocabulary section."""
     text = KB_README.read_text(encoding="utf-8")
     vocab = text.split("## Vocabulary", 1)[1]
     derived = vocab.split("### Derived relations", 1)[1]

@@ -39,7 +39,7 @@ def parse_zh_numeral(text: str) -> int:
 
 def parse_number_word(text: str) -> float:
     """Arabic number with thousands commas, a Chinese numeral, or an English number word."""
-    t = " ".join(text.lower().replace(",", "").split())
+    t = " ".join(text.lower().replace(",", "").replace("\u2212", "-").split())   # U+2212 minus sign
     if not re.search("[a-z]", t):
         t = t.replace(" ", "")
     if t in EN_NUMBER_WORDS:

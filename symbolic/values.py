@@ -18,6 +18,9 @@ UNITS: dict[str, tuple[str, float]] = {
     "month": ("calendar", 1.0), "year": ("calendar", 12.0), "workday": ("workday", 1.0),
     "g": ("mass", 0.001), "kg": ("mass", 1.0), "t": ("mass", 1000.0),
     "mm": ("length", 0.001), "cm": ("length", 0.01), "m": ("length", 1.0), "km": ("length", 1000.0),
+    "m/s": ("speed", 1.0), "km/h": ("speed", 1 / 3.6),
+    # Celsius is an interval scale: only equality and ordering are meaningful, never conversion.
+    "°c": ("temperature", 1.0),
 }
 TIME_DIMENSIONS = {"time", "calendar", "workday"}
 _DAYS_PER_MONTH = 30.436875  # only for ordering a month against days, never for equality
@@ -34,6 +37,9 @@ UNIT_ALIASES: dict[str, str] = {
     "kilogram": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "gram": "g", "grams": "g", "克": "g",
     "meter": "m", "meters": "m", "metre": "m", "metres": "m", "米": "m", "公里": "km", "千米": "km",
     "kilometer": "km", "kilometers": "km",
+    "metres per second": "m/s", "meters per second": "m/s", "米/秒": "m/s", "米每秒": "m/s",
+    "kph": "km/h", "km/hr": "km/h", "公里/小时": "km/h", "公里每小时": "km/h",
+    "℃": "°c", "° c": "°c", "degrees celsius": "°c", "degree celsius": "°c", "摄氏度": "°c",
 }
 
 CURRENCY_ALIASES: dict[str, str] = {
@@ -119,7 +125,8 @@ class Quantity:
     def __str__(self) -> str:
         if not self.unit:
             return _num(self.value)
-        return f"{_num(self.value)} {self.unit}{'' if self.value == 1 or len(self.unit) <= 2 else 's'}"
+        plural = self.value != 1 and len(self.unit) > 2 and self.unit.isalpha()   # never "m/ss"
+        return f"{_num(self.value)} {self.unit}{'s' if plural else ''}"
 
 
 class Duration(Quantity):
@@ -190,7 +197,9 @@ class Date:
 Value = Quantity | Money | Percentage | Date
 
 # ---- regular expressions shared with the extraction-pattern compiler --------------------------------
-ARABIC = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# An optional sign (ASCII or Unicode minus) counts only when glued to the digits and not itself
+# glued to a word or number: "−10 °C" is minus ten, "AX-200" and "10-25" are not negative.
+ARABIC = r"(?:(?<![\w.,])[-−](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 ZH_NUM = f"[{ZH_NUMERAL_CHARS}]+"
 EN_WORD_NUM = "(?:" + "|".join(sorted((re.escape(w) for w in EN_NUMBER_WORDS), key=len, reverse=True)) + ")"
 ANY_NUM = rf"(?:{ARABIC}(?:\s*[万亿])?|{ZH_NUM})"

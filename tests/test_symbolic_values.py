@@ -57,3 +57,48 @@ def test_chinese_numerals(text, n):
 def test_bad_input_is_a_clear_value_error(bad):
     with pytest.raises(ValueError, match="value|date"):
         parse_value(bad)
+
+
+# -- regressions: "1.5 m/s" was read as 1.5 m (length) and "−10 °C" as a bare 10 ----------------------
+
+def _found(text: str) -> list[tuple[object, str]]:
+    from pipeline.extraction import find_values
+    return [(v, text[s:e]) for v, _kind, s, e in find_values(text)]
+
+
+@pytest.mark.parametrize("text, value, unit, span", [
+    ("The maximum speed is 1.5 m/s.", 1.5, "m/s", "1.5 m/s"),
+    ("It drives up to 1.2 m/s when loaded.", 1.2, "m/s", "1.2 m/s"),
+    ("最高速度 2.0 米/秒。", 2.0, "m/s", "2.0 米/秒"),
+    ("It works down to −10 °C.", -10.0, "°c", "−10 °C"),      # U+2212 minus sign
+    ("It works down to -10 °C.", -10.0, "°c", "-10 °C"),
+    ("存放温度不得低于 -5 ℃。", -5.0, "°c", "-5 ℃"),
+])
+def test_speeds_and_signed_temperatures_are_read_whole(text, value, unit, span):
+    [(v, got)] = _found(text)
+    assert got == span
+    assert isinstance(v, Quantity) and v.value == value and v.unit == unit
+
+
+def test_speed_and_temperature_are_their_own_dimensions():
+    assert parse_value("1.5 m/s") != parse_value("1.5 m")                 # a speed is no length
+    assert parse_value("3.6 km/h") == parse_value("1 m/s")                # converted within speed
+    assert parse_value("1.5 m/s") < parse_value("2.0 m/s")
+    assert parse_value("−10 °C") == parse_value("-10℃") == Quantity(-10, "°C")
+    assert parse_value("−10 °C") != parse_value("10 °C")
+    assert parse_value("−10 °C") < parse_value("0 °C")
+    assert parse_value("-3") == Quantity(-3) and parse_value("−3") == -3
+    assert str(parse_value("1.5 m/s")) == "1.5 m/s"                        # no plural "m/ss"
+    assert value_type(parse_value("1.5 m/s")) == "quantity"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("AX-200", []),                                   # a hyphen inside a name is no minus sign
+    ("10-25 °C", [(10.0, ""), (25.0, "°c")]),         # a range: the dash is no sign
+    ("0–40 °C", [(0.0, ""), (40.0, "°c")]),           # en dash range
+    ("- 5 days", [(5.0, "day")]),                     # a list bullet, not minus five
+    ("2024-03-01", [(dt.date(2024, 3, 1), None)]),    # dates keep their hyphens
+])
+def test_hyphens_that_are_not_minus_signs(text, expected):
+    got = [(getattr(v, "value", None), getattr(v, "unit", None)) for v, _ in _found(text)]
+    assert got == expected

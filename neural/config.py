@@ -11,6 +11,7 @@ from neural.spec_decode.config import SpeculativeConfig
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 CPU_DEFAULT_KV_BYTES = 256 * 1024 * 1024  # CPU has no "free device memory" to take a fraction of
 MAX_DEFAULT_MODEL_LEN = 8192  # cap on max_position_embeddings when max_model_len is None
+QUANTIZATIONS = ("gguf",)  # gguf: keep a GGUF's Q8_0/Q4_0/Q4_1 tensors packed, dequantized per matmul
 
 
 @dataclass
@@ -27,6 +28,7 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     num_threads: int | None = None
     speculative: SpeculativeConfig | None = None  # None: no speculative decoding
+    quantization: str | None = None  # None: weights dense in `dtype`; "gguf": see QUANTIZATIONS
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPES:
@@ -45,6 +47,8 @@ class EngineConfig:
             raise EngineError(f"max_model_len must be >= 2, got {self.max_model_len}")
         if self.speculative is not None and not isinstance(self.speculative, SpeculativeConfig):
             raise EngineError(f"speculative must be a SpeculativeConfig or None, got {type(self.speculative).__name__}")
+        if self.quantization is not None and self.quantization not in QUANTIZATIONS:
+            raise EngineError(f"quantization must be None or one of {list(QUANTIZATIONS)}, got {self.quantization!r}")
         if self.num_threads is not None and self.num_threads < 1:
             raise EngineError(f"num_threads must be >= 1, got {self.num_threads}")
 

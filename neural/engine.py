@@ -11,7 +11,7 @@ import torch
 from neural.block_manager import BlockManager
 from neural.config import CPU_DEFAULT_KV_BYTES, MAX_DEFAULT_MODEL_LEN, EngineConfig
 from neural.errors import EngineError, InvalidRequestError, PromptTooLongError
-from neural.loader import load_model_files
+from neural.loader import load_model
 from neural.model_runner import ModelRunner, kv_bytes_per_block
 from neural.output_processor import check_stop, make_output, update_text
 from neural.sampler import Sampler
@@ -32,7 +32,8 @@ class Engine:
 
             cfg.model = str(default_model_path())
         self.device = cfg.resolve_device()
-        model_config, weights = load_model_files(cfg.model)
+        loaded = load_model(cfg.model, cfg.quantization)
+        model_config, weights, packed = loaded.config, loaded.weights, loaded.packed
         self.model_config = model_config
         self.tokenizer = Tokenizer.from_model_path(cfg.model, model_config.eos_token_ids)
         self.eos_ids = set(self.tokenizer.eos_token_ids) | set(model_config.eos_token_ids)
@@ -44,12 +45,13 @@ class Engine:
         if kv_bytes is None and self.device.type == "cpu":
             kv_bytes = CPU_DEFAULT_KV_BYTES
         if kv_bytes is None:  # GPU: a fraction of what is free once the weights are in
-            self.runner = self._build_gpu_runner(model_config, weights, dtype, block_bytes, max_len)
+            self.runner = self._build_gpu_runner(model_config, weights, dtype, block_bytes, max_len, packed)
         else:
             if kv_bytes // block_bytes < 1:
                 raise EngineError(f"kv_cache_bytes={kv_bytes} holds no KV block ({block_bytes} bytes per block)")
             self.runner = ModelRunner(
-                model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len
+                model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len,
+                packed=packed,
             )
         num_blocks = self.runner.num_blocks
         # a lone sequence of max_model_len tokens must always fit, or preemption could never make progress
@@ -67,8 +69,9 @@ class Engine:
         self.num_steps = 0
         self.num_generated_tokens = 0
 
-    def _build_gpu_runner(self, model_config, weights, dtype, block_bytes: int, max_len: int) -> ModelRunner:
-        runner = ModelRunner(model_config, weights, dtype, self.device, self.config.block_size, 1, max_len)
+    def _build_gpu_runner(self, model_config, weights, dtype, block_bytes: int, max_len: int, packed) -> ModelRunner:
+        runner = ModelRunner(model_config, weights, dtype, self.device, self.config.block_size, 1, max_len,
+                             packed=packed)
         free, _ = torch.cuda.mem_get_info(self.device)
         runner.num_blocks = max(1, int(free * self.config.gpu_memory_utilization) // block_bytes)
         runner.kv_cache = torch.zeros(

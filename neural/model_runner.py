@@ -3,11 +3,40 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from torch import nn
 
 from neural.attention_metadata import AttentionMetadata
 from neural.model_config import ModelConfig
 from neural.models.llama import LlamaForCausalLM
 from neural.sequence import Sequence
+
+
+def install_packed(model: LlamaForCausalLM, packed: dict, dtype: torch.dtype, device: torch.device) -> None:
+    """Swap the named modules of a model still on ``meta`` for packed ones holding real tensors on ``device``.
+
+    Done before the dense weights are materialised, so the packed layers never get a float copy. A tied LM
+    head shares the embedding's packed buffers.
+    """
+    from neural.quant import PackedWeight, QuantizationError, QuantizedEmbedding, QuantizedLinear
+
+    if model.config.tie_word_embeddings and "embed_tokens" in packed:
+        packed = {**packed, "lm_head": packed["embed_tokens"]}
+    on_device: dict[int, PackedWeight] = {}
+    for name, pw in packed.items():
+        old = model.get_submodule(name)
+        if not isinstance(old, (nn.Linear, nn.Embedding)) or tuple(old.weight.shape) != pw.shape:
+            raise QuantizationError(f"packed weight {name} {pw.shape} does not fit the model's {old}")
+        if id(pw) not in on_device:
+            on_device[id(pw)] = PackedWeight(pw.qtype, pw.qs.to(device), pw.d.to(device),
+                                             None if pw.m is None else pw.m.to(device))
+        pw = on_device[id(pw)]
+        if isinstance(old, nn.Embedding):
+            new: nn.Module = QuantizedEmbedding(pw, dtype)
+        else:  # the bias, if any, is a dense weight: allocated here, filled by load_weights
+            bias = None if old.bias is None else torch.empty(old.bias.shape, dtype=dtype, device=device)
+            new = QuantizedLinear(pw, bias, dtype)
+        parent, _, attr = name.rpartition(".")
+        setattr(model.get_submodule(parent) if parent else model, attr, new)
 
 
 def kv_bytes_per_block(cfg: ModelConfig, block_size: int, dtype: torch.dtype) -> int:
@@ -25,14 +54,23 @@ class ModelRunner:
         block_size: int,
         num_blocks: int,
         max_model_len: int,
+        packed: dict | None = None,
     ) -> None:
+        """``packed``: module name -> PackedWeight kept quantized (see neural.loader.gguf); the rest of the
+        model's weights come dense from ``weights``."""
         self.config = model_config
         self.device, self.dtype = device, dtype
         self.block_size = block_size
         self.num_blocks = num_blocks
         with torch.device("meta"):  # no random init of weights we are about to overwrite
             model = LlamaForCausalLM(model_config, max_model_len)
-        model.to_empty(device=device)
+        if packed:
+            install_packed(model, packed, dtype, device)
+        for module in model.modules():  # materialise what is still on meta (all of it when nothing is packed)
+            if any(t.is_meta for t in module.parameters(recurse=False)) or any(
+                t.is_meta for t in module.buffers(recurse=False)
+            ):
+                module.to_empty(device=device, recurse=False)
         model.load_weights(weights, dtype)
         self.model = model.eval()
         # the whole KV cache, allocated once: [2, layers, blocks, block_size, kv_heads, head_dim]

@@ -12,6 +12,7 @@ from torch import nn
 
 from neural.kernels.backend import use_triton
 from neural.kernels.quant_matmul import QTYPES, dequant_matmul_triton, dequantize_ref
+from neural.quant_cpu import packed_linear_cpu
 
 # bytes of one 32-weight block, and where its fields start: (block bytes, d offset, m offset, qs offset)
 _LAYOUT = {"Q8_0": (34, 0, None, 2), "Q4_0": (18, 0, None, 2), "Q4_1": (20, 0, 2, 4)}
@@ -109,6 +110,8 @@ class QuantizedLinear(_Packed):
         p = self.packed
         if use_triton(x):
             return dequant_matmul_triton(x, p.qtype, p.qs, p.d, p.m, self.bias)
+        if x.device.type == "cpu" and x.dtype == torch.float32:
+            return packed_linear_cpu(x, p.qtype, p.qs, p.d, p.m, self.bias)
         out = torch.empty(*x.shape[:-1], self.out_features, dtype=x.dtype, device=x.device)
         for r0 in range(0, self.out_features, _CPU_ROW_CHUNK):
             idx = slice(r0, r0 + _CPU_ROW_CHUNK)

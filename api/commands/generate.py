@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--raw", dest="chat", action="store_false", help="feed the prompt as-is, no chat template")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--quantization", choices=["gguf"], default=None,
+                   help="gguf: keep a .gguf model's Q8_0/Q4_0/Q4_1 weights packed (about 1/5 of the float32 "
+                        "memory), dequantized per matmul; default: dequantize everything to --dtype at load")
     p.add_argument("--stats", action="store_true", help="print token counts and timings to stderr")
     p.set_defaults(func=handler)
 
@@ -35,7 +38,8 @@ def handler(args: argparse.Namespace) -> int:
                                   top_k=args.top_k, seed=args.seed, stop=args.stop)
         if not args.prompt.strip():
             raise EngineError("prompt is empty")
-        engine = Engine(EngineConfig(model=args.model, dtype=args.dtype, num_threads=args.threads))
+        engine = Engine(EngineConfig(model=args.model, dtype=args.dtype, num_threads=args.threads,
+                                     quantization=args.quantization))
         prompt = [{"role": "user", "content": args.prompt}] if args.chat else args.prompt
         if args.stream:
             final = None

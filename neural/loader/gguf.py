@@ -1,4 +1,4 @@
-"""Loads a GGUF file: metadata -> ModelConfig, tensors dequantized with the gguf package, HF names."""
+"""Loads a GGUF file: metadata -> ModelConfig, tensors dequantized with the gguf package (or kept packed), HF names."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from neural.errors import ModelLoadError, UnsupportedModelError
-from neural.loader import WeightIter
+from neural.loader import LoadedModel, WeightIter
 from neural.model_config import ModelConfig
 
 _LAYER_NAMES = {
@@ -28,6 +28,10 @@ _GLOBAL_NAMES = {
     "output.weight": "lm_head.weight",
 }
 _BLK = re.compile(r"^blk\.(\d+)\.(\w+)\.(weight|bias)$")
+_DENSE_TYPES = ("F32", "F16", "BF16")  # read as plain floats; anything else is a quantized block format
+# HF projection -> the fused module of neural.models.llama that holds it
+_FUSED_MODULE = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj",
+                 "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}
 
 
 def open_gguf(path: Path):
@@ -55,13 +59,44 @@ def hf_name(gguf_name: str) -> str | None:
     return None
 
 
+def model_module(hf: str) -> str | None:
+    """HF weight name -> the module of LlamaForCausalLM that owns it (``None`` for biases)."""
+    if not hf.endswith(".weight"):
+        return None
+    parts = hf.removeprefix("model.").removesuffix(".weight").split(".")
+    return ".".join(_FUSED_MODULE.get(part, part) for part in parts)
+
+
+def pack_quantized(reader, path: Path, n_heads: int, n_kv: int) -> dict:
+    """The file's quantized projection/embedding tensors, packed; errors on a block type we cannot keep packed."""
+    from neural.kernels.quant_matmul import QTYPES
+    from neural.quant import gguf_packed_weights
+
+    for t in reader.tensors:
+        kind = t.tensor_type.name
+        if hf_name(t.name) is not None and kind not in _DENSE_TYPES and kind not in QTYPES:
+            raise UnsupportedModelError(
+                f"quantization='gguf': tensor {t.name} of {path} is {kind}, which cannot stay packed "
+                f"(supported: {', '.join(QTYPES)}); load without quantization to dequantize it"
+            )
+    packed = gguf_packed_weights(reader, n_heads, n_kv)
+    if not packed:
+        raise UnsupportedModelError(
+            f"quantization='gguf': {path} has no {'/'.join(QTYPES)} weight tensors to keep packed "
+            "(its weights are plain floats); load it without quantization"
+        )
+    return packed
+
+
 def unpermute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
     """Undo llama.cpp's convert-time Q/K row permutation (interleaved -> rotate-half RoPE layout)."""
     dim = w.shape[0] // n_head // 2
     return w.reshape(n_head, dim, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def load_gguf(path: Path) -> tuple[ModelConfig, WeightIter]:
+def load_gguf(path: Path, keep_packed: bool = False) -> LoadedModel:
+    """``keep_packed``: Q8_0/Q4_0/Q4_1 tensors come packed (reusing this reader) and are left out of the
+    dense iterator, so no float copy of them is ever made."""
     from gguf.quants import dequantize
 
     reader = open_gguf(path)
@@ -101,10 +136,12 @@ def load_gguf(path: Path) -> tuple[ModelConfig, WeightIter]:
         bos_token_id=gguf_field(reader, "tokenizer.ggml.bos_token_id"),
     )
 
+    packed = pack_quantized(reader, path, n_heads, n_kv) if keep_packed else {}
+
     def weights() -> WeightIter:
         for t in reader.tensors:
             name = hf_name(t.name)
-            if name is None:
+            if name is None or model_module(name) in packed:
                 continue
             try:
                 arr = dequantize(t.data, t.tensor_type)
@@ -119,4 +156,4 @@ def load_gguf(path: Path) -> tuple[ModelConfig, WeightIter]:
                 arr = arr.copy()
             yield name, torch.from_numpy(np.ascontiguousarray(arr))
 
-    return config, weights()
+    return LoadedModel(config, weights(), packed)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from neural.attention_metadata import AttentionMetadata
@@ -126,7 +125,7 @@ class LlamaForCausalLM(nn.Module):
         return x
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return F.linear(hidden, self.lm_head.weight).float()
+        return self.lm_head(hidden).float()  # a module call: a packed head dequantizes per row chunk
 
     def bind_kv_cache(self, kv_cache: torch.Tensor) -> None:
         """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
@@ -176,14 +175,14 @@ class LlamaForCausalLM(nn.Module):
                 raise ModelLoadError(f"weight {name} has shape {tuple(tensor.shape)}, expected {tuple(dst.shape)}")
             dst.copy_(tensor.to(dst.dtype))
             expected[target] += 1 if offset is None else rows
-        if cfg.tie_word_embeddings:
+        if cfg.tie_word_embeddings and "lm_head.weight" in params:  # a packed head is tied already
             self.lm_head.weight = self.embed_tokens.weight
             expected["lm_head.weight"] = 1
         missing = [n for n, c in expected.items() if c != need[n]]
         if missing:
             raise ModelLoadError(f"checkpoint is missing weights: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
         self.to(dtype)
-        device = self.embed_tokens.weight.device
+        device = self.norm.weight.device  # not embed_tokens: a packed one would dequantize for .weight
         self.cos_sin_cache = build_cos_sin_cache(
             cfg.head_dim, self.max_positions, cfg.rope_theta, cfg.rope_scaling, device=device
         )

@@ -21,6 +21,21 @@ class AnswererConfig:
     # verifier would be vouching for text it could not read.
     require_claim: bool = True
     max_feedback_items: int = 4
+    # Prompt and sampling choices (measured on the default domain by bench/answer_quality.py).
+    prompt_form: str = "sources"         # prompts.PROMPT_FORMS
+    question_first: bool = False
+    max_passages: int | None = 3        # sources in the prompt (the top-scored of the top_k retrieved)
+    focus_segments: int | None = 4      # cut each source to its N sentences/lines nearest the question
+    repetition_penalty: float = 1.0
+    stop: tuple[str, ...] = ("\n\n",)  # answers are one paragraph; a blank line starts a ramble
+
+    def __post_init__(self) -> None:
+        if self.prompt_form not in prompts.PROMPT_FORMS:
+            raise ValueError(f"prompt_form must be one of {', '.join(prompts.PROMPT_FORMS)}; got {self.prompt_form!r}")
+        for name in ("max_passages", "focus_segments"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or v < 1):
+                raise ValueError(f"{name} must be a positive integer or None; got {v!r}")
 
 
 class _Holder:
@@ -78,7 +93,7 @@ class Answerer:
         t_start = time.perf_counter()
 
         t = time.perf_counter()
-        passages = list(self.retriever.search(q, top_k=opts.top_k))
+        passages = self._sources(q, list(self.retriever.search(q, top_k=opts.top_k)))
         timings["retrieve"] = _ms(time.perf_counter() - t)
 
         tokenizer = self.generator.tokenizer
@@ -88,7 +103,8 @@ class Answerer:
         status, prompt = None, None
         for k in range(max_attempts):
             prompt = prompts.build(q, passages, tokenizer, context_len=self.context_len,
-                                   max_tokens=opts.max_tokens, followup=followup)
+                                   max_tokens=opts.max_tokens, followup=followup,
+                                   form=self.config.prompt_form, question_first=self.config.question_first)
             t = time.perf_counter()
             facts, values = self._evidence(prompt.passages, rulebase)
             extract_s = time.perf_counter() - t
@@ -164,6 +180,15 @@ class Answerer:
                             opts.policy, reason)
 
     # -- helpers ----------------------------------------------------------------------------------
+    def _sources(self, question: str, passages: list[Any]) -> list[Any]:
+        """The passages the prompt shows: the best ``max_passages`` by score, each focused on the
+        question when ``focus_segments`` is set (spans stay exact, see prompts.focus_passage)."""
+        if self.config.max_passages is not None:
+            passages = sorted(passages, key=lambda p: -float(getattr(p, "score", 0.0)))[:self.config.max_passages]
+        if self.config.focus_segments is not None:
+            passages = [prompts.focus_passage(p, question, self.config.focus_segments) for p in passages]
+        return passages
+
     def _verifier(self, rulebase: Any) -> Any:
         # One Verifier per rule base (hot reload swaps the rule base, and with it the verifier).
         if getattr(self, "_verifier_for", None) is not rulebase:
@@ -185,7 +210,8 @@ class Answerer:
         """Run one generation (yielding token events when streaming); returns text, timings, usage."""
         from neural import SamplingParams
         seed = None if opts.seed is None else opts.seed + attempt
-        sampling = SamplingParams(max_tokens=opts.max_tokens, temperature=opts.temperature, seed=seed)
+        sampling = SamplingParams(max_tokens=opts.max_tokens, temperature=opts.temperature, seed=seed,
+                                  repetition_penalty=self.config.repetition_penalty, stop=list(self.config.stop))
         t0 = time.perf_counter()
         first = None
         out = None

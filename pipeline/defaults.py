@@ -6,6 +6,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_KB_DIR = REPO_ROOT / "kb"
 DEFAULT_RULES_DIR = REPO_ROOT / "rules"
+# Tokens per answer attempt: answers are one or two sentences (~20-40 tokens); a larger cap only
+# lets a 135M model run on (bench/answer_quality.py, bench/RESULTS.md "Pipeline").
+DEFAULT_MAX_TOKENS = 64
 
 
 def default_index_dir(kb_dir: str | Path) -> Path:

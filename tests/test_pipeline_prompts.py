@@ -1,0 +1,108 @@
+"""Prompt choices: source focusing keeps exact document spans; prompt forms; sampling knobs reach the engine."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import AnswererConfig, AskOptions
+from pipeline.answerer import Answerer
+from pipeline.prompts import (ABSTAIN_SENTINEL, CONTEXT_INSTRUCTION, INSTRUCTION, build, focus_passage,
+                              segments, user_message)
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, WordTokenizer
+from symbolic import load_rulebase
+
+RULES = """
+type group "employee group"
+entity group full_time "full-time employee"
+relation annual_leave_days(g: group, days: duration[day]) "annual leave" unique
+pattern leave_en: "{d:duration} of annual leave" -> annual_leave_days(full_time, ?d)
+"""
+
+DOC = ("# AX-200\n\nThe AX-200 is an autonomous mobile robot. It carries shelves and totes.\n\n"
+       "| Property | Value |\n|---|---|\n| Rated payload | 200 kg |\n| Maximum speed, unloaded | 2.0 m/s |\n"
+       "| Battery | 48 V lithium iron phosphate |\n| Runtime | up to 10 hours |\n\n"
+       "The robot stops for people. It is sold in Europe and China.")
+
+
+def _passage(offset: int = 100) -> FakePassage:
+    # the passage is DOC placed at ``offset`` in a longer document
+    return FakePassage("products/ax200.md", DOC, 0.9, start=offset)
+
+
+def test_segments_split_sentences_and_lines_but_not_decimals():
+    text = "Speed is 1.5 m/s. It stops! 这是第一句。第二句。\n| Rated payload | 200 kg |"
+    assert [text[s:e] for s, e in segments(text)] == [
+        "Speed is 1.5 m/s.", "It stops!", "这是第一句。", "第二句。", "| Rated payload | 200 kg |"]
+
+
+def test_focus_keeps_the_window_nearest_the_question_with_an_exact_span():
+    document = "x" * 100 + DOC + " tail"
+    p = FakePassage("products/ax200.md", DOC, 0.9, start=100)
+    assert document[p.start:p.end] == p.text
+    f = focus_passage(p, "What is the rated payload of the AX-200?", 2)
+    assert "| Rated payload | 200 kg |" in f.text and len(f.text) < len(DOC) / 3
+    assert document[f.start:f.end] == f.text              # still an exact span of the document
+    assert (f.doc_id, f.score) == (p.doc_id, p.score) and p.text == DOC   # a copy; the original is untouched
+
+
+def test_focus_on_chinese_question_uses_character_overlap():
+    text = "本手册适用于 AX-200。额定载重为 200 公斤。最高速度为每秒 2 米。电池为磷酸铁锂电池。保养周期为六个月。"
+    p = FakePassage("zh/ax200_manual.md", text, 0.5, start=7)
+    f = focus_passage(p, "AX-200 的额定载重是多少？", 1)
+    assert f.text == "额定载重为 200 公斤。" and f.start == 7 + text.index("额定")
+
+
+def test_focus_leaves_short_or_unrelated_passages_alone():
+    p = _passage()
+    assert focus_passage(p, "payload?", 50) is p                       # fewer segments than the window
+    assert focus_passage(p, "zebra quartz", 2) is p                    # nothing in common: keep it all
+    with pytest.raises(ValueError, match="max_segments"):
+        focus_passage(p, "payload", 0)
+
+
+def test_prompt_forms_and_question_placement():
+    srcs = ["[1] (a.md) Leave is 25 days."]
+    plain = user_message("How much leave?", srcs)
+    assert plain.startswith("Sources:") and plain.endswith(INSTRUCTION)
+    ctx = user_message("How much leave?", srcs, form="context")
+    assert ctx.startswith("Context:") and ctx.endswith(CONTEXT_INSTRUCTION) and ABSTAIN_SENTINEL in ctx
+    assert "Answer in one sentence using only the context" in ctx
+    first = user_message("How much leave?", srcs, question_first=True)
+    assert first.index("Question: How much leave?") < first.index("[1]") and first.endswith(INSTRUCTION)
+    with pytest.raises(ValueError, match="prompt form"):
+        user_message("q", srcs, form="chatty")
+    prompt = build("How much leave?", [FakePassage("a.md", "Leave is 25 days.")], WordTokenizer(),
+                   context_len=512, max_tokens=16, form="context", question_first=True)
+    assert prompt.messages[0]["content"].startswith("Question:")
+
+
+@pytest.fixture(scope="module")
+def rulebase(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rules")
+    (d / "leave.rules").write_text(RULES, encoding="utf-8")
+    return load_rulebase(d)
+
+
+def test_answerer_caps_focuses_and_passes_sampling_knobs(rulebase):
+    passages = [FakePassage(f"d{i}.md", f"Filler sentence {i}. Another one. " * 3 + "Leave is 25 days.", 1.0 - i / 10)
+                for i in range(5)]
+    gen = ScriptedGenerator(["Leave is 25 days [1]."])
+    cfg = AnswererConfig(max_passages=2, focus_segments=1, repetition_penalty=1.15, stop=("\n\n",))
+    r = Answerer(gen, FixedRetriever(passages), rulebase, cfg).ask("How many days of leave?",
+                                                                    AskOptions(policy="flag", max_tokens=32))
+    user = gen.calls[0][0]["content"]
+    assert "[1] (d0.md) Leave is 25 days." in user and "[2] (d1.md) Leave is 25 days." in user
+    assert "d2.md" not in user and "Filler" not in user
+    s = gen.sampling[0]
+    assert (s.repetition_penalty, s.stop, s.max_tokens) == (1.15, ["\n\n"], 32)
+    c = r.citations[0]
+    assert (c.doc_id, c.text) == ("d0.md", "Leave is 25 days.")
+    assert passages[0].text[c.start - passages[0].start:c.end - passages[0].start] == c.text
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"prompt_form": "chatty"}, "prompt_form"), ({"max_passages": 0}, "max_passages"),
+    ({"focus_segments": -1}, "focus_segments"), ({"max_passages": 2.5}, "max_passages"),
+])
+def test_bad_answerer_config(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AnswererConfig(**kwargs)

@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from pipeline.defaults import DEFAULT_MAX_TOKENS
+
 MAX_QUESTION_CHARS = 4000
 MAX_MESSAGE_CHARS = 32_000
 MAX_MESSAGES = 64
@@ -18,7 +20,7 @@ class _Strict(BaseModel):
 class AskRequest(_Strict):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     top_k: int = Field(5, ge=1, le=50)
-    max_tokens: int = Field(256, ge=1, le=4096)
+    max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, le=4096)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     seed: int | None = Field(None, ge=0, le=2**63 - 1)
     policy: Literal["flag", "abstain", "regenerate"] = "regenerate"

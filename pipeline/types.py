@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pipeline.defaults import DEFAULT_MAX_TOKENS
+
 POLICIES = ("flag", "abstain", "regenerate")
 STATUSES = ("verified", "regenerated", "flagged", "abstained")
 MAX_QUESTION_CHARS = 4000
@@ -17,7 +19,7 @@ class AskOptions:
     abstains ("The documents do not say.") instead of returning a failing answer."""
 
     top_k: int = 5
-    max_tokens: int = 256
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = None
     policy: str = "regenerate"

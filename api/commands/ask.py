@@ -5,6 +5,8 @@ import argparse
 import json
 import sys
 
+from pipeline.defaults import DEFAULT_MAX_TOKENS
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("ask", help="answer a question from the knowledge base, verified by the rules")
@@ -16,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", choices=["flag", "abstain", "regenerate"], default="regenerate",
                    help="what to do with an answer that fails verification (default: regenerate, then flag)")
     p.add_argument("--top-k", type=int, default=5, help="passages to retrieve (default 5)")
-    p.add_argument("--max-tokens", type=int, default=128, help="tokens per attempt (default 128)")
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+                   help=f"tokens per attempt (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--max-attempts", type=int, default=3, help="attempts with the regenerate/abstain policy")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=None)

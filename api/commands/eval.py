@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from pipeline.defaults import DEFAULT_MAX_TOKENS
+
 DEFAULT_KB = "kb"
 DEFAULT_RULES = "rules"
 
@@ -25,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="with --limit: a seeded random subset; also the sampling seed")
     p.add_argument("--mode", choices=("auto", "system", "detector"), default="auto",
                    help="dataset kind (auto: decided by the keys of the first line)")
-    p.add_argument("--max-tokens", type=int, default=256)
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+                   help=f"tokens per attempt (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=handler)
 

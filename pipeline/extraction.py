@@ -29,6 +29,7 @@ class ValueMention:
     start: int
     end: int
     cited: list[str] = field(default_factory=list)
+    context: str = ""        # the answer sentence that states it (citations blanked)
 
 
 @dataclass
@@ -39,6 +40,7 @@ class EvidenceValue:
     start: int               # span in the document's text
     end: int
     superseded: bool
+    context: str = ""        # the passage sentence (or table row) that states it
 
 
 def mask_citations(text: str) -> str:
@@ -81,6 +83,10 @@ def _cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str,
     return citations_in(answer, passages)
 
 
+def _sentence_at(text: str, sents: list[tuple[int, int]], pos: int) -> str:
+    return next((text[s:e] for s, e in sents if s <= pos < e), "")
+
+
 def _inside_name(text: str, s: int, e: int) -> bool:
     """A number glued to letters is part of a name ("AX-200", "FIDO2", "v3"), not a value."""
     before = text[max(0, s - 2):s]
@@ -120,7 +126,8 @@ def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any) -> tuple
     for value, kind, s, e in find_values(masked):
         if any(c.start <= s and e <= c.end for c in claims):
             continue
-        values.append(ValueMention(value, kind, answer[s:e], s, e, _cited_for((s, e), sents, answer, passages)))
+        values.append(ValueMention(value, kind, answer[s:e], s, e, _cited_for((s, e), sents, answer, passages),
+                                   _sentence_at(masked, sents, s)))
     return claims, values
 
 
@@ -145,8 +152,10 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
             prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded)
             facts.append(dataclasses.replace(fact, provenance=prov))
+        sents = sentences(p.text)
         for value, _kind, s, e in find_values(p.text):
-            values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded))
+            values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
+                                        _sentence_at(p.text, sents, s)))
     return facts, values
 
 

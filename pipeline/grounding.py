@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from pipeline.context import shares_context
 from pipeline.extraction import SUPERSEDED_CF_FACTOR, EvidenceValue, ValueMention
 from pipeline.types import ClaimReport, Violation
 from symbolic.values import Date, Money, Percentage, Quantity
@@ -45,10 +46,15 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
     for m in mentions:
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
         cited = [ev for ev in hits if ev.doc_id in m.cited]
+        off_topic = []
         if not cited:
             # Outside the cited sources only an exact, unit-carrying match counts: a bare number
-            # ("10") matches something in almost any passage.
-            hits = [ev for ev in hits if m.value == ev.value and not _bare(m.value)]
+            # ("10") matches something in almost any passage. And the passage sentence stating it
+            # must share a content word with the answer's sentence: "12 months" of a warranty table
+            # does not ground "runs for 12 months" (default-domain eval, ans-02).
+            exact = [ev for ev in hits if m.value == ev.value and not _bare(m.value)]
+            hits = [ev for ev in exact if shares_context(m.context, ev.context)]
+            off_topic = [ev for ev in exact if ev not in hits]
         best = sorted(cited or hits, key=lambda ev: ev.superseded)
         if best:
             ev = best[0]
@@ -63,6 +69,10 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             shown = [ev for ev in same_kind if ev.doc_id in m.cited] or same_kind
             said = "; ".join(f"{ev.doc_id}: {ev.text!r}" for ev in shown[:4])
             why = f"no retrieved document states {m.text!r}" + (f"; the documents state {said}" if said else "")
+            if off_topic:
+                why = (f"{off_topic[0].doc_id} states {m.text!r} only in {off_topic[0].context.strip()!r}, which shares "
+                       f"no word with the answer's sentence, and the answer does not cite it") + \
+                      (f"; the documents state {said}" if said else "")
             reports.append(ClaimReport(m.text, m.start, m.end, "value", "unsupported", 0.0, [], why, m.cited, "value",
                                        [_ev_dict(ev) for ev in shown[:4]]))
     return reports

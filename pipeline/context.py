@@ -1,0 +1,39 @@
+"""Content-word overlap between texts: whether a passage sentence is about what an answer sentence says."""
+from __future__ import annotations
+
+import re
+
+from pipeline.extraction import find_values
+
+# Function words carry no topic: two sentences sharing only "the"/"for" are not about the same thing.
+_STOP = frozenset("""a an the of for to in on at by with and or but is are was were be been being it its this
+that these those per as from up down into over under can could may might must shall should will would do does
+did done has have had how what which who whom whose when where why not no yes than then there their them they
+he she we you your our us i me my if so such any all each every some more most less very also only just about
+after before within without during until while other""".split())
+_WORD_RE = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+_CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def _stem(word: str) -> str:
+    # Crude English plural/3rd-person folding ("charges"/"runs"): enough for overlap, never for display.
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def content_terms(text: str) -> set[str]:
+    """Lower-cased, stemmed content words of ``text`` (English) plus character bigrams of its Chinese
+    runs. Value spans ("12 months", "2.0 米/秒") are blanked: a shared unit or number is exactly what
+    must *not* count as shared context."""
+    chars = list(text)
+    for _value, _kind, s, e in find_values(text):
+        chars[s:e] = " " * (e - s)
+    low = "".join(chars).lower()
+    terms = {_stem(w) for w in _WORD_RE.findall(low) if w not in _STOP and not w.isdigit()}
+    for run in _CJK_RUN_RE.findall(low):
+        terms.update(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 1 else terms.add(run)
+    return terms
+
+
+def shares_context(a: str, b: str) -> bool:
+    """True when the two texts share at least one content term besides their values."""
+    return bool(content_terms(a) & content_terms(b))

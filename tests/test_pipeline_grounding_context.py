@@ -1,0 +1,69 @@
+"""Regression from the default-domain eval: an uncited value grounded by an off-topic passage sentence
+(ans-02) must not be verified."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import Answerer, AskOptions
+from pipeline.context import content_terms, shares_context
+from symbolic import load_rulebase
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
+
+RULES = """
+type group "employee group" aka "employees"
+entity group full_time "full-time employee" aka "full-time employees"
+relation annual_leave_days(g: group, days: duration[day]) "annual leave" unique
+pattern leave_en: "{d:duration} of annual leave" -> annual_leave_days(full_time, ?d)
+"""
+# The shapes of kb/products/lx500.md and kb/support/warranty_returns.md that ans-02 retrieved.
+PRODUCT = FakePassage("products/lx500.md", "| Battery | LiFePO4, 48 V |\n| Runtime per charge | up to 8 hours |\n", 0.9)
+WARRANTY = FakePassage("support/warranty_returns.md",
+                       "| Product | Robot warranty | Battery warranty |\n| AX-200 | 24 months | 12 months |\n"
+                       "| LX-500 | 36 months | 18 months |\n", 0.8, start=500)
+ANS_02 = "The LX-500 runs on one battery charge for 12 months, with a runtime of 18 months."
+QUESTION = "How long does the LX-500 run on one battery charge?"
+
+
+@pytest.fixture(scope="module")
+def rulebase(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rules")
+    (d / "leave.rules").write_text(RULES, encoding="utf-8")
+    return load_rulebase(d)
+
+
+def ask(rulebase, answers, question=QUESTION, passages=(PRODUCT, WARRANTY), **opts):
+    gen = ScriptedGenerator(list(answers))
+    return Answerer(gen, FixedRetriever(list(passages)), rulebase).ask(question, AskOptions(**opts)), gen
+
+
+def test_content_terms_blank_values_and_fold_plurals():
+    assert content_terms("| AX-200 | 24 months | 12 months |") == {"ax-200"}
+    assert content_terms("The LX-500 runs 8 hours per charge.") == {"lx-500", "run", "charge"}
+    assert content_terms("满载速度") == {"满载", "载速", "速度"}
+    assert shares_context("runs for 12 months", "| Runtime per charge | up to 8 hours |") is False
+    assert shares_context("LX-500 runtime 18 months", "| LX-500 | 36 months | 18 months |") is True
+
+
+def test_ans_02_uncited_value_from_another_context_is_unsupported(rulebase):
+    r, _ = ask(rulebase, [ANS_02], policy="flag")
+    assert r.status == "flagged"
+    by_text = {c.text: c for c in r.claims}
+    # "12 months" is stated only in the AX-200 warranty row: nothing in common with the answer.
+    assert by_text["12 months"].verdict == "unsupported"
+    assert "AX-200" in by_text["12 months"].explanation and "does not cite" in by_text["12 months"].explanation
+    # "18 months" sits in the LX-500 row: same subject, so the weak uncited support still applies.
+    assert by_text["18 months"].verdict == "supported" and by_text["18 months"].cf == pytest.approx(0.8)
+
+
+def test_ans_02_regenerates_to_the_grounded_value(rulebase):
+    right = "The LX-500 runs up to 8 hours per charge."     # uncited, but its row says "charge"
+    r, gen = ask(rulebase, [ANS_02, right])
+    assert r.status == "regenerated" and r.answer == right and len(gen.calls) == 2
+    assert [(c.text, c.verdict) for c in r.claims] == [("8 hours", "supported")]
+    assert "12 months" in r.attempts[0].feedback
+
+
+def test_citing_the_passage_still_grounds_the_value(rulebase):
+    cited = "The AX-200 battery warranty is 12 months [2]."
+    r, _ = ask(rulebase, [cited], question="What is the AX-200 battery warranty?", policy="flag")
+    assert r.status == "verified" and r.claims[0].cf == pytest.approx(1.0)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from pipeline import prompts
+from pipeline.context import restates
 from pipeline.extraction import cited_indices, extract_claims, extract_evidence
 from pipeline.grounding import check_values, feedback, relation_reports, violations_of
 from pipeline.types import (STAGES, AnswerResult, AskOptions, Attempt, Citation, ClaimReport,
@@ -130,7 +131,9 @@ class Answerer:
             violations = violations_of(verification)
             att_t["verify"] = _ms(time.perf_counter() - t)
 
-            no_claims = self.config.require_claim and not reports
+            # An answer that only restates the question (eval fp-12) asserts nothing: its values are
+            # the question's premise, so "supported" would vouch for the question, not an answer.
+            no_claims = self.config.require_claim and (not reports or restates(answer, q))
             ok = not no_claims and not violations and all(r.verdict == "supported" for r in reports)
             note = None if ok else feedback(reports, violations, no_claims=no_claims,
                                             max_items=self.config.max_feedback_items)
@@ -163,9 +166,11 @@ class Answerer:
             chosen = min(attempts, key=lambda a: (sum(r.verdict != "supported" for r in a.claims)
                                                   + len(a.violations) + (0 if a.claims else 1)))
             failing = [r for r in chosen.claims if r.verdict != "supported"]
+            # A restatement's claims all pass, so the fewest-failures pick can land on one: say so.
+            echo = " (it only restates the question)" if restates(chosen.answer, q) else ""
             reason = (f"{len(failing)} claim(s) not supported and {len(chosen.violations)} rule violation(s) "
                       f"after {len(attempts)} attempt(s)") if (failing or chosen.violations) else \
-                     f"no verifiable claim in the answer after {len(attempts)} attempt(s)"
+                     f"no verifiable claim in the answer{echo} after {len(attempts)} attempt(s)"
             status = "abstained" if opts.policy == "abstain" else "flagged"
         answer = chosen.answer
         if status == "abstained" and not chosen.abstained:

@@ -1,9 +1,10 @@
-"""Content-word overlap between texts: whether a passage sentence is about what an answer sentence says."""
+"""Content-word overlap between texts: whether a passage sentence is about what an answer sentence says,
+and whether an answer only restates its question."""
 from __future__ import annotations
 
 import re
 
-from pipeline.extraction import find_values
+from pipeline.extraction import find_values, mask_citations
 
 # Function words carry no topic: two sentences sharing only "the"/"for" are not about the same thing.
 _STOP = frozenset("""a an the of for to in on at by with and or but is are was were be been being it its this
@@ -11,6 +12,8 @@ that these those per as from up down into over under can could may might must sh
 did done has have had how what which who whom whose when where why not no yes than then there their them they
 he she we you your our us i me my if so such any all each every some more most less very also only just about
 after before within without during until while other""".split())
+# Words that answer a yes/no question: "Yes, the LX-500 runs 8 hours" restates but also asserts.
+_POLARITY_RE = re.compile(r"\b(?:yes|no|not|never|cannot)\b|n't|是的|不是|没有|不能|不可以|不会", re.IGNORECASE)
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 _CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
@@ -37,3 +40,19 @@ def content_terms(text: str) -> set[str]:
 def shares_context(a: str, b: str) -> bool:
     """True when the two texts share at least one content term besides their values."""
     return bool(content_terms(a) & content_terms(b))
+
+
+def restates(answer: str, question: str, *, max_new: float = 0.1) -> bool:
+    """An answer (nearly) made of the question's own terms asserts nothing new: it states no value and
+    no yes/no the question lacks, and at most ``max_new`` of its content terms are not the question's."""
+    answer, question = mask_citations(answer), mask_citations(question)
+    if set(m.lower() for m in _POLARITY_RE.findall(answer)) - set(m.lower() for m in _POLARITY_RE.findall(question)):
+        return False
+    asked = [v for v, *_ in find_values(question)]
+    if any(v not in asked for v, *_ in find_values(answer)):
+        return False
+    terms = content_terms(answer)
+    if not terms:
+        return False
+    new = terms - content_terms(question)
+    return len(new) <= max_new * len(terms)

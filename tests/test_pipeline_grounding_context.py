@@ -1,11 +1,11 @@
-"""Regression from the default-domain eval: an uncited value grounded by an off-topic passage sentence
-(ans-02) must not be verified."""
+"""Regressions from the default-domain eval: an uncited value grounded by an off-topic passage sentence
+(ans-02) and an answer that only restates the question (fp-12) must not be verified."""
 from __future__ import annotations
 
 import pytest
 
 from pipeline import Answerer, AskOptions
-from pipeline.context import content_terms, shares_context
+from pipeline.context import content_terms, restates, shares_context
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
 
@@ -67,3 +67,33 @@ def test_citing_the_passage_still_grounds_the_value(rulebase):
     cited = "The AX-200 battery warranty is 12 months [2]."
     r, _ = ask(rulebase, [cited], question="What is the AX-200 battery warranty?", policy="flag")
     assert r.status == "verified" and r.claims[0].cf == pytest.approx(1.0)
+
+
+FP_Q = "AX-200 满载时最高速度是 2.0 米/秒，那空载时呢？"
+AX = FakePassage("zh/ax200_manual.md", "最高速度：满载 2.0 米/秒，空载 2.5 米/秒。", 0.9)
+
+
+def test_fp_12_restating_the_question_is_not_verified(rulebase):
+    r, gen = ask(rulebase, [FP_Q], question=FP_Q, passages=[AX], policy="flag")
+    assert r.status == "flagged" and "restates the question" in r.reason
+    assert r.claims and all(c.verdict == "supported" for c in r.claims)   # its value alone checks out
+    assert "no specific fact" in r.attempts[0].feedback
+
+
+def test_fp_12_regenerates_to_a_real_answer(rulebase):
+    real = "AX-200 空载时最高速度是 2.5 米/秒 [1]。"
+    r, gen = ask(rulebase, [FP_Q + " [1]", real], question=FP_Q, passages=[AX])
+    assert r.status == "regenerated" and r.answer == real
+    assert [c.text for c in r.claims] == ["2.5 米/秒"]
+
+
+@pytest.mark.parametrize("answer, question, expected", [
+    ("How long does the LX-500 run?", "How long does the LX-500 run?", True),
+    ("The LX-500 runs 8 hours per charge [1].", "Does the LX-500 run 8 hours per charge?", True),
+    ("Yes, the LX-500 runs 8 hours per charge.", "Does the LX-500 run 8 hours per charge?", False),
+    ("The LX-500 runs up to 8 hours per charge.", "How long does the LX-500 run?", False),
+    ("AX-200 空载时最高速度是 2.5 米/秒。", FP_Q, False),
+    ("", "How long?", False),
+])
+def test_restates(answer, question, expected):
+    assert restates(answer, question) is expected

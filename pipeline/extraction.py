@@ -14,7 +14,8 @@ SUPERSEDED_CF_FACTOR = 0.5
 
 _CITATION_RE = re.compile(r"\[(\d{1,3})\]")
 # A sentence ends at . ! ? 。！？ or a newline; trailing citations ("... 25 days. [1]") stay with it.
-_SENTENCE_RE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|\n|$)(?:\s*\[\d{1,3}\])*", re.S)
+# A decimal point ("2.0 米/秒") ends nothing: the value's sentence is its context (grounding).
+_SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\d))+(?:[.!?。！？]+|\n|$)(?:\s*\[\d{1,3}\])*", re.S)
 _VALUE_ORDER = ("date", "money", "percent", "duration", "quantity", "number")
 _VALUE_RE = [(kind, re.compile(VALUE_REGEX[kind], re.IGNORECASE)) for kind in _VALUE_ORDER]
 

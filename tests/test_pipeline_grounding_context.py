@@ -97,3 +97,17 @@ def test_fp_12_regenerates_to_a_real_answer(rulebase):
 ])
 def test_restates(answer, question, expected):
     assert restates(answer, question) is expected
+
+
+def test_decimal_point_does_not_end_the_value_sentence():
+    from pipeline.extraction import sentences
+    text = "最高速度是 2.0 米/秒，空载更快。The LX-500 drives at 1.5 m/s. Next [1]."
+    assert [text[s:e] for s, e in sentences(text)] == ["最高速度是 2.0 米/秒，空载更快。",
+                                                       "The LX-500 drives at 1.5 m/s.", " Next [1]."]
+
+
+def test_uncited_decimal_value_keeps_the_words_after_it(rulebase):
+    # Before the fix "1.5 m/s" split the answer sentence at "1.", dropping "loaded" from its context.
+    speed = FakePassage("products/lx500.md", "| Top speed, loaded | 1.5 m/s |\n", 0.9)
+    r, _ = ask(rulebase, ["It drives 1.5 m/s when loaded."], question="How fast?", passages=[speed], policy="flag")
+    assert r.status == "verified" and r.claims[0].text == "1.5 m/s"

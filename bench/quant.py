@@ -18,18 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from neural.quant import weight_bytes  # noqa: E402
+
 PROMPTS = ["What is the capital of France?", "Write one sentence about rain.",
            "List three colours.", "Explain what a cache is in one sentence."]
 KV_BYTES = 64 * 1024 * 1024
-
-
-def weight_bytes(model: torch.nn.Module) -> int:
-    seen, total = set(), 0
-    for t in list(model.parameters()) + list(model.buffers()):
-        if t.numel() and t.data_ptr() not in seen:
-            seen.add(t.data_ptr())
-            total += t.numel() * t.element_size()
-    return total
 
 
 def _load(quantization: str | None, threads: int):

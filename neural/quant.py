@@ -231,3 +231,14 @@ def quantize_model_linears(model: nn.Module, packed: dict[str, PackedWeight]) ->
 def quantize_gguf_model(model: nn.Module, source, n_heads: int, n_kv_heads: int) -> QuantReport:
     """The loader's one call: pack every supported weight of the GGUF (path or reader) into ``model``."""
     return quantize_model_linears(model, gguf_packed_weights(source, n_heads, n_kv_heads))
+
+
+def weight_bytes(model: nn.Module) -> int:
+    """Bytes of every distinct parameter/buffer storage (a tied head counts once): what "weight memory"
+    means when packed and dense models are compared."""
+    seen, total = set(), 0
+    for t in list(model.parameters()) + list(model.buffers()):
+        if t.numel() and t.data_ptr() not in seen:
+            seen.add(t.data_ptr())
+            total += t.numel() * t.element_size()
+    return total

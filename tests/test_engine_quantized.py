@@ -12,7 +12,7 @@ from engine_tiny_models import make_tiny_model
 from neural import Engine, EngineConfig, EngineError, ModelLoadError, SamplingParams, UnsupportedModelError
 from neural.loader import load_model
 from neural.model_runner import ModelRunner
-from neural.quant import QuantizedEmbedding, QuantizedLinear
+from neural.quant import QuantizedEmbedding, QuantizedLinear, weight_bytes
 from neural.sampling_params import SamplingParams as SP
 from neural.sequence import Sequence
 
@@ -20,14 +20,6 @@ QT = GGMLQuantizationType
 HIDDEN, INTER, VOCAB, N_HEADS, N_KV, LAYERS = 64, 96, 64, 4, 2, 2
 
 
-def weight_bytes(model: torch.nn.Module) -> int:
-    """Bytes of every distinct parameter/buffer storage (a tied head counts once)."""
-    seen, total = set(), 0
-    for t in list(model.parameters()) + list(model.buffers()):
-        if t.numel() and t.data_ptr() not in seen:
-            seen.add(t.data_ptr())
-            total += t.numel() * t.element_size()
-    return total
 
 
 def write_tiny_gguf(path, arch: str = "llama", types: dict[str, QT] | None = None) -> str:

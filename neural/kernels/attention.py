@@ -6,6 +6,8 @@ import torch.nn.functional as F
 from neural.kernels.backend import tl, triton, upcast_in_kernel, use_triton
 from neural.kernels.decode_attention import (  # noqa: F401  (re-exported: the public decode op)
     LOG2E,
+    _load_kv_tile,
+    _tile_scores,
     paged_attention_decode,
     paged_attention_decode_ref,
     paged_attention_decode_triton,
@@ -93,16 +95,9 @@ def _varlen_attention_kernel(
         for tok0 in range(0, hi, BLOCK_N):
             toks = tok0 + tl.arange(0, BLOCK_N)
             tmask = toks < hi
-            page = tl.load(bt_ptr + seq * stride_bt + toks // PAGE, mask=tmask, other=0).to(tl.int64)
-            kvmask = tmask[:, None] & dmask[None, :]
-            k = tl.load(k_ptr + (page * stride_kb + (toks % PAGE) * stride_kt + kvh * stride_kh)[:, None] + d[None, :],
-                        mask=kvmask, other=0.0)
-            v = tl.load(v_ptr + (page * stride_vb + (toks % PAGE) * stride_vt + kvh * stride_vh)[:, None] + d[None, :],
-                        mask=kvmask, other=0.0)
-            if UPCAST:
-                s = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision="ieee")
-            else:
-                s = tl.dot(q, tl.trans(k))
+            k, v = _load_kv_tile(bt_ptr, k_ptr, v_ptr, seq, kvh, toks, tmask, d, dmask,
+                                 stride_bt, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh, PAGE)
+            s = _tile_scores(q, k, UPCAST)
             visible = tmask[None, :] & (toks[None, :] <= q_pos[:, None])
             s = tl.where(visible, s * qk_scale, float("-inf"))
             m_new = tl.maximum(m_i, tl.max(s, axis=1))

@@ -42,6 +42,29 @@ def paged_attention_decode_ref(
 
 
 @triton.jit
+def _load_kv_tile(bt_ptr, k_ptr, v_ptr, seq, kvh, toks, tmask, d, dmask,
+                  stride_bt, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh, PAGE: tl.constexpr):
+    """K and V rows of tokens ``toks`` of sequence ``seq`` (kv head ``kvh``), looked up through its block table."""
+    page = tl.load(bt_ptr + seq * stride_bt + toks // PAGE, mask=tmask, other=0).to(tl.int64)
+    kvmask = tmask[:, None] & dmask[None, :]
+    k = tl.load(k_ptr + (page * stride_kb + (toks % PAGE) * stride_kt + kvh * stride_kh)[:, None] + d[None, :],
+                mask=kvmask, other=0.0)
+    v = tl.load(v_ptr + (page * stride_vb + (toks % PAGE) * stride_vt + kvh * stride_vh)[:, None] + d[None, :],
+                mask=kvmask, other=0.0)
+    return k, v
+
+
+@triton.jit
+def _tile_scores(q, k, UPCAST: tl.constexpr):
+    """q·kᵀ with fp32 accumulation; UPCAST computes in fp32 (the interpreter's bf16 math is wrong)."""
+    if UPCAST:
+        s = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision="ieee")
+    else:
+        s = tl.dot(q, tl.trans(k))
+    return s
+
+
+@triton.jit
 def _decode_split_kernel(
     q_ptr, k_ptr, v_ptr, bt_ptr, lens_ptr, out_ptr, part_ptr, lse_ptr,
     stride_qb, stride_qh, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh,
@@ -71,16 +94,9 @@ def _decode_split_kernel(
     for tok0 in range(start, end, BLOCK_N):
         toks = tok0 + tl.arange(0, BLOCK_N)
         tmask = toks < end
-        page = tl.load(bt_ptr + seq * stride_bt + toks // PAGE, mask=tmask, other=0).to(tl.int64)
-        kvmask = tmask[:, None] & dmask[None, :]
-        k = tl.load(k_ptr + (page * stride_kb + (toks % PAGE) * stride_kt + kvh * stride_kh)[:, None] + d[None, :],
-                    mask=kvmask, other=0.0)
-        v = tl.load(v_ptr + (page * stride_vb + (toks % PAGE) * stride_vt + kvh * stride_vh)[:, None] + d[None, :],
-                    mask=kvmask, other=0.0)
-        if UPCAST:
-            s = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision="ieee")
-        else:
-            s = tl.dot(q, tl.trans(k))
+        k, v = _load_kv_tile(bt_ptr, k_ptr, v_ptr, seq, kvh, toks, tmask, d, dmask,
+                             stride_bt, stride_kb, stride_kt, stride_kh, stride_vb, stride_vt, stride_vh, PAGE)
+        s = _tile_scores(q, k, UPCAST)
         s = tl.where(tmask[None, :], s * qk_scale, float("-inf"))  # log2 domain: exp2 below
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         p = tl.exp2(s - m_new[:, None])

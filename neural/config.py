@@ -29,6 +29,8 @@ class EngineConfig:
     num_threads: int | None = None
     speculative: SpeculativeConfig | None = None  # None: no speculative decoding
     quantization: str | None = None  # None: weights dense in `dtype`; "gguf": see QUANTIZATIONS
+    enforce_eager: bool = False  # True: never capture CUDA graphs (decode steps run eagerly)
+    cuda_graph_batch_sizes: tuple[int, ...] | None = None  # None -> 1, 2, 4, 8, ... capped at max_num_seqs
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPES:
@@ -51,6 +53,29 @@ class EngineConfig:
             raise EngineError(f"quantization must be None or one of {list(QUANTIZATIONS)}, got {self.quantization!r}")
         if self.num_threads is not None and self.num_threads < 1:
             raise EngineError(f"num_threads must be >= 1, got {self.num_threads}")
+        if not isinstance(self.enforce_eager, bool):
+            raise EngineError(f"enforce_eager must be True or False, got {self.enforce_eager!r}")
+        self._check_graph_sizes()
+
+    def _check_graph_sizes(self) -> None:
+        sizes = self.cuda_graph_batch_sizes
+        if sizes is None:
+            return
+        if not isinstance(sizes, (tuple, list)) or not sizes:
+            raise EngineError(f"cuda_graph_batch_sizes must be None or a non-empty tuple of batch sizes, got {sizes!r}")
+        bad = [s for s in sizes if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= self.max_num_seqs]
+        if bad:
+            raise EngineError(f"cuda_graph_batch_sizes must be integers in [1, max_num_seqs={self.max_num_seqs}], "
+                              f"got {bad[0]!r}")
+        self.cuda_graph_batch_sizes = tuple(sorted(set(sizes)))
+
+    def graph_batch_sizes(self) -> list[int]:
+        """Decode batch sizes to capture: the configured ones, or powers of two up to max_num_seqs plus
+        max_num_seqs itself, so every decode batch the scheduler can form has a graph (padding <= 2x)."""
+        if self.cuda_graph_batch_sizes is not None:
+            return list(self.cuda_graph_batch_sizes)
+        sizes = [1 << i for i in range(self.max_num_seqs.bit_length()) if 1 << i <= self.max_num_seqs]
+        return sizes if sizes[-1] == self.max_num_seqs else sizes + [self.max_num_seqs]
 
     @property
     def torch_dtype(self) -> torch.dtype:

@@ -37,6 +37,9 @@ class DecodeGraphs:
     max_blocks_per_seq: int
     _captured: dict[int, _Captured] = field(default_factory=dict)
     _pool: object = None
+    # what run() did, for tests and benchmarks: replays per captured (padded) size, eager fallbacks
+    num_replays: dict[int, int] = field(default_factory=dict)
+    num_eager: int = 0
 
     def __post_init__(self) -> None:
         if not self.batch_sizes or min(self.batch_sizes) < 1:
@@ -99,15 +102,21 @@ class DecodeGraphs:
         sizes = self.captured_sizes()
         i = bisect.bisect_left(sizes, batch)
         if i == len(sizes) or block_tables.shape[1] > self.max_blocks_per_seq:
+            self.num_eager += 1
             return self.step_fn(input_ids, positions, slot_mapping, block_tables, context_lens)
+        self.num_replays[sizes[i]] = self.num_replays.get(sizes[i], 0) + 1
         cap = self._captured[sizes[i]]
         st = cap.inputs
         st["input_ids"][:batch].copy_(input_ids)
         st["positions"][:batch].copy_(positions)
         st["slot_mapping"][:batch].copy_(slot_mapping)
         st["slot_mapping"][batch:].fill_(-1)  # padding rows store nothing
+        # Columns past a sequence's blocks are never read (every decode attention backend reads table
+        # entries only below context_lens), so the caller's -1 padding and the 0 fill here mean the same.
+        # Padding rows attend to one token of block 0, never to a previous batch's (since freed) blocks.
         st["block_tables"][:batch, : block_tables.shape[1]].copy_(block_tables)
         st["block_tables"][:batch, block_tables.shape[1] :].fill_(0)
+        st["block_tables"][batch:].fill_(0)
         st["context_lens"][:batch].copy_(context_lens)
         st["context_lens"][batch:].fill_(1)  # padding rows attend to one (garbage) token of block 0
         if cap.graph is not None:

@@ -53,6 +53,8 @@ class Engine:
                 model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len,
                 packed=packed,
             )
+        if not cfg.enforce_eager:  # the KV cache is final: CUDA captures decode graphs, CPU does nothing
+            self.runner.capture_decode_graphs(cfg.graph_batch_sizes())
         num_blocks = self.runner.num_blocks
         # a lone sequence of max_model_len tokens must always fit, or preemption could never make progress
         self.max_model_len = min(max_len, num_blocks * cfg.block_size)

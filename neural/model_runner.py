@@ -1,12 +1,19 @@
 """ModelRunner: owns the model and the one KV pool; turns a scheduled batch into flat tensors and logits."""
 from __future__ import annotations
 
+import math
+import warnings
+from typing import Sequence as Seq
+
 import numpy as np
 import torch
 from torch import nn
 
 from neural.attention_metadata import AttentionMetadata
+from neural.cuda_graphs import DecodeGraphs
+from neural.errors import EngineError
 from neural.model_config import ModelConfig
+from neural.models.cpu_ops import use_cpu_fast_paths
 from neural.models.llama import LlamaForCausalLM
 from neural.sequence import Sequence
 
@@ -45,6 +52,13 @@ def kv_bytes_per_block(cfg: ModelConfig, block_size: int, dtype: torch.dtype) ->
 
 
 class ModelRunner:
+    # Class-level defaults: a runner assembled with __new__ (the layer-skip draft in neural.spec_decode)
+    # never runs __init__ and must still read as "no graphs".
+    graphs: DecodeGraphs | None = None
+    num_graph_steps: int = 0  # decode steps handed to self.graphs (replayed, or eager when too large)
+    graph_capture_error: str | None = None  # why CUDA graph capture failed, if it did (steps then run eagerly)
+    max_model_len: int = 0
+
     def __init__(
         self,
         model_config: ModelConfig,
@@ -62,6 +76,7 @@ class ModelRunner:
         self.device, self.dtype = device, dtype
         self.block_size = block_size
         self.num_blocks = num_blocks
+        self.max_model_len = max_model_len
         with torch.device("meta"):  # no random init of weights we are about to overwrite
             model = LlamaForCausalLM(model_config, max_model_len)
         if packed:
@@ -119,6 +134,48 @@ class ModelRunner:
         )
         return input_ids, torch.from_numpy(pos).to(dev), meta
 
+    def _decode_step(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        slot_mapping: torch.Tensor,
+        block_tables: torch.Tensor,
+        context_lens: torch.Tensor,
+    ) -> torch.Tensor:
+        """One token per sequence -> final hidden states: the step a CUDA graph captures (no host syncs)."""
+        cu = torch.arange(input_ids.shape[0] + 1, dtype=torch.int32, device=input_ids.device)
+        meta = AttentionMetadata(slot_mapping, block_tables, context_lens, cu, is_decode=True)
+        return self.model(input_ids, positions, meta)
+
+    def capture_decode_graphs(self, batch_sizes: Seq[int], *, eager_replay: bool = False) -> list[int]:
+        """Capture the decode step for ``batch_sizes`` once the final KV cache is bound; returns the sizes.
+
+        CUDA only: on CPU it captures nothing and returns ``[]``, unless ``eager_replay`` (a test hook: static
+        buffers and padding without CUDA graphs, see DecodeGraphs.capture). Padding rows carry slot -1,
+        which the CPU fast KV store does not skip, so eager replay on CPU needs VERIRAG_KERNELS=reference
+        set before the engine is built. A capture that fails on a GPU (e.g. a layer that syncs with the
+        host) warns and leaves every step eager, with the reason in ``graph_capture_error``.
+        """
+        if self.device.type != "cuda" and not eager_replay:
+            return []
+        if eager_replay and use_cpu_fast_paths(self.device):
+            raise EngineError("eager-replay decode graphs on CPU need VERIRAG_KERNELS=reference set before the "
+                              "engine is built: padding rows use slot -1, which the CPU fast KV store does not skip")
+        # a sequence never holds more blocks than max_model_len needs, nor more than the pool has
+        max_blocks = min(math.ceil(self.max_model_len / self.block_size), self.num_blocks)
+        graphs = DecodeGraphs(self._decode_step, list(batch_sizes), max(1, max_blocks))
+        self.graphs = None
+        try:
+            graphs.capture(self.device, eager_replay=eager_replay)
+        except Exception as exc:  # noqa: BLE001 - eager decode is always correct, a failed capture only slower
+            if eager_replay:
+                raise
+            self.graph_capture_error = f"{type(exc).__name__}: {exc}"
+            warnings.warn(f"CUDA graph capture failed, decode runs eagerly: {self.graph_capture_error}", stacklevel=2)
+            return []
+        self.graphs = graphs
+        return graphs.captured_sizes()
+
     @torch.inference_mode()
     def run(
         self, seqs: list[Sequence], num_new_tokens: list[int], logits_rows: list[int] | None = None
@@ -129,6 +186,11 @@ class ModelRunner:
         sequence to score several draft tokens from one forward.
         """
         input_ids, positions, meta = self.prepare(seqs, num_new_tokens)
+        if self.graphs is not None and meta.is_decode and logits_rows is None:
+            # the engine's -1-padded block table goes in as is: see DecodeGraphs.run on why -1 and 0 agree
+            self.num_graph_steps += 1
+            hidden = self.graphs.run(input_ids, positions, meta.slot_mapping, meta.block_tables, meta.context_lens)
+            return self.model.compute_logits(hidden)  # LM head outside the graph: its rows are the real batch
         hidden = self.model(input_ids, positions, meta)
         if logits_rows is None:
             idx = meta.cu_seqlens_q[1:].long() - 1

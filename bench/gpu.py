@@ -1,4 +1,4 @@
-"""GPU benchmark of the decode path: kernel checks on real shapes, decode-attention bandwidth, engine vs HF.
+"""GPU benchmark of the decode path: kernel checks, decode-attention bandwidth, engine vs HF, graphs vs eager.
 
 Run on a CUDA machine:   python bench/gpu.py            (about 2-4 minutes; exits 1 on any mismatch)
 Anywhere:                python bench/gpu.py --dry-run  (prints the plan, shapes and byte counts; no GPU)
@@ -167,7 +167,8 @@ def bench_decode_bandwidth(batch: int, ctx: int, peak: float) -> float:
 
 
 def bench_engine(max_tokens: int, peak: float) -> None:
-    print("\n[3] engine vs HF transformers generate(), default model, bf16, greedy", flush=True)
+    print("\n[3] engine (CUDA graphs on, the default) vs HF transformers generate(), default model, bf16, greedy",
+          flush=True)
     try:
         from neural import Engine, EngineConfig, SamplingParams
         from neural.default_model import default_model_path
@@ -217,6 +218,50 @@ def bench_engine(max_tokens: int, peak: float) -> None:
               f"agreement {agree:.0%}", flush=True)
 
 
+def bench_graphs(max_tokens: int) -> None:
+    """Decode tokens/s with CUDA graphs vs EngineConfig(enforce_eager=True): does capturing pay?
+
+    Decode-only rate: batch * (max_tokens - 1) / (t(max_tokens) - t(1)), which subtracts the prefill step.
+    """
+    import gc
+
+    from neural import Engine, EngineConfig, SamplingParams
+    from neural.default_model import default_model_path
+
+    print("\n[4] decode with CUDA graphs vs eager, default model, bf16, greedy (batch 5 pads to 8)", flush=True)
+    if max_tokens < 2:
+        print("  skipped: needs --max-tokens >= 2 (the decode rate subtracts a 1-token run)")
+        return
+    prompts = [f"Count slowly from {i} to {i + 90}, one number per line:" for i in range(64)]
+    batches, results = (1, 5, 64), {}
+    for eager in (True, False):
+        gc.collect()
+        torch.cuda.empty_cache()
+        t0 = time.perf_counter()
+        engine = Engine(EngineConfig(model=str(default_model_path()), dtype="bfloat16", device="cuda",
+                                     kv_cache_bytes=2 << 30, enforce_eager=eager))
+        print(f"  {'eager' if eager else 'graphs'} engine built in {time.perf_counter() - t0:.1f} s; captured "
+              f"sizes {engine.runner.graphs.captured_sizes() if engine.runner.graphs else []}", flush=True)
+        if not eager and engine.runner.graphs is None:
+            fail(f"CUDA graph capture failed: {engine.runner.graph_capture_error}")
+        for batch in batches:
+            engine.generate(prompts[:batch], SamplingParams(max_tokens=3))  # warm-up: kernels for these shapes
+            times = []
+            for n in (1, max_tokens):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                outs = engine.generate(prompts[:batch], SamplingParams(max_tokens=n, temperature=0.0, ignore_eos=True))
+                torch.cuda.synchronize()
+                times.append(time.perf_counter() - t0)
+            results[eager, batch] = batch * (max_tokens - 1) / (times[1] - times[0]), [o.token_ids for o in outs]
+        del engine
+    for batch in batches:
+        (e_tps, e_ids), (g_tps, g_ids) = results[True, batch], results[False, batch]
+        agree = sum(a[:16] == b[:16] for a, b in zip(e_ids, g_ids)) / batch
+        print(f"  batch {batch:>2}: eager {e_tps:9.1f} decode tok/s   graphs {g_tps:9.1f} decode tok/s   "
+              f"graphs/eager = {g_tps / e_tps:5.2f}x   first-16-token greedy agreement {agree:.0%}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", type=int, default=64, help="decode batch for the bandwidth test (default 64)")
@@ -229,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--batch, --context and --max-tokens must be positive")
     if args.dry_run:
         print(f"plan: [1] kernel checks fp16+bf16  [2] decode bandwidth B={args.batch} ctx={args.context}  "
-              f"[3] engine vs HF at batch 1 and 64, {args.max_tokens} tokens")
+              f"[3] engine vs HF at batch 1 and 64, {args.max_tokens} tokens  [4] decode tok/s, CUDA graphs vs "
+              f"eager, at batch 1, 5 and 64")
         for s in SHAPES:
             print(f"  {s.name}: K+V bytes per decode call = {s.kv_bytes(args.batch, args.context, 2) / 1e9:.3f} GB (fp16)")
         return 0
@@ -248,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  => decode attention (default config) reaches {frac:.0%} of peak bandwidth (target >= 60%)")
     if not args.skip_engine:
         bench_engine(args.max_tokens, peak)
+        bench_graphs(args.max_tokens)
     print(f"\ndone in {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -48,3 +48,57 @@ def test_rms_norm_and_fused_rope_match_references():
     out = rotate_qk_cpu(qk, *rope_cos_sin(cache, positions))
     torch.testing.assert_close(out[:, :6], q_ref)
     torch.testing.assert_close(out[:, 6:], k_ref)
+
+
+def test_small_batch_linear_matches_f_linear_at_every_row_count():
+    from neural.models.cpu_ops import linear_cpu
+
+    torch.manual_seed(2)
+    w, b = torch.randn(96, 40), torch.randn(96)
+    for rows in (1, 2, 3, 8, 16, 64, 65, 200):
+        x = torch.randn(rows, 40)
+        for bias in (None, b):
+            got = linear_cpu(x, w, bias)
+            assert got.shape == (rows, 96) and got.is_contiguous()
+            torch.testing.assert_close(got, torch.nn.functional.linear(x, w, bias), rtol=1e-5, atol=1e-5)
+    one = torch.randn(1, 40)  # a single row keeps F.linear's GEMV: bit-identical to HF's one-stream decode
+    assert torch.equal(linear_cpu(one, w), torch.nn.functional.linear(one, w))
+
+
+def test_model_linears_use_the_small_batch_gemm_only_on_the_cpu_fast_path(monkeypatch):
+    import torch.nn.functional as F
+
+    from neural.model_config import ModelConfig
+    from neural.models.cpu_ops import linear_cpu
+    from neural.models.llama import Linear, LlamaForCausalLM
+
+    cfg = ModelConfig(arch="llama", vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, head_dim=8, rms_norm_eps=1e-6,
+                      rope_theta=10000.0, max_position_embeddings=64, tie_word_embeddings=False,
+                      attention_bias=False)
+    model = LlamaForCausalLM(cfg, 64)
+    linears = [m for m in model.modules() if isinstance(m, Linear)]
+    assert len(linears) == 2 * 4 + 1  # qkv, o, gate_up, down per layer + the LM head
+    model.bind_kv_cache(torch.zeros(2, 2, 4, 16, 2, 8))
+    assert all(m.op is linear_cpu for m in linears)
+    monkeypatch.setenv("VERIRAG_KERNELS", "reference")  # forced kernels: plain F.linear everywhere
+    model.bind_kv_cache(torch.zeros(2, 2, 4, 16, 2, 8))
+    assert all(m.op is F.linear for m in linears)
+
+
+def test_varlen_attention_matches_reference_for_prefill_prefix_hits_and_verify_rows():
+    from neural.kernels.attention import paged_attention_ref
+    from neural.models.cpu_ops import paged_attention_cpu
+
+    torch.manual_seed(3)
+    # seq 0: fresh prefill (queries = whole context); seq 1: 3 verify rows over a 37-token context;
+    # seq 2: no queries this step; seq 3: a chunk of 5 after a cached 16-token prefix (one full block)
+    tables = torch.tensor([[4, 9, -1], [11, 0, 7], [2, -1, -1], [5, 13, -1]], dtype=torch.int32)
+    lens = torch.tensor([20, 37, 6, 21], dtype=torch.int32)
+    cu = torch.tensor([0, 20, 23, 23, 28], dtype=torch.int32)
+    for n_heads, n_kv, dtype in ((6, 2, torch.float32), (4, 4, torch.float32), (8, 1, torch.bfloat16)):
+        k_cache, v_cache = torch.randn(16, 16, n_kv, 32).to(dtype), torch.randn(16, 16, n_kv, 32).to(dtype)
+        q = torch.randn(28, n_heads, 32).to(dtype)
+        ref = paged_attention_ref(q, k_cache, v_cache, tables, cu, lens, 0.2)
+        got = paged_attention_cpu(q, k_cache, v_cache, tables, cu, lens, 0.2)
+        torch.testing.assert_close(got, ref)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from neural.attention_metadata import AttentionMetadata
@@ -16,7 +17,23 @@ from neural.kernels import (
     store_kvcache,
 )
 from neural.model_config import ModelConfig
-from neural.models.cpu_ops import rms_norm_cpu, rope_cos_sin, rotate_qk_cpu, select_ops, use_cpu_fast_paths
+from neural.models.cpu_ops import (
+    linear_cpu,
+    rms_norm_cpu,
+    rope_cos_sin,
+    rotate_qk_cpu,
+    select_ops,
+    use_cpu_fast_paths,
+)
+
+
+class Linear(nn.Linear):
+    """nn.Linear whose forward is swapped for the CPU small-batch GEMM (cpu_ops.linear_cpu) by bind_kv_cache."""
+
+    op = staticmethod(F.linear)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.op(x, self.weight, self.bias)
 
 
 class RMSNorm(nn.Module):
@@ -36,12 +53,13 @@ class Attention(nn.Module):
         self.n_heads, self.n_kv, self.head_dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
         self.q_size, self.kv_size = self.n_heads * self.head_dim, self.n_kv * self.head_dim
         # q, k and v in one matmul: fewer, larger GEMMs is what a CPU/GPU step is made of
-        self.qkv_proj = nn.Linear(cfg.hidden_size, self.q_size + 2 * self.kv_size, bias=cfg.attention_bias)
-        self.o_proj = nn.Linear(self.q_size, cfg.hidden_size, bias=False)
+        self.qkv_proj = Linear(cfg.hidden_size, self.q_size + 2 * self.kv_size, bias=cfg.attention_bias)
+        self.o_proj = Linear(self.q_size, cfg.hidden_size, bias=False)
         self.scale = self.head_dim**-0.5
         self.k_cache = torch.empty(0)  # views into the engine's pool, bound by bind_kv_cache
         self.v_cache = torch.empty(0)
         self.store_kvcache, self.paged_attention_decode = store_kvcache, paged_attention_decode
+        self.paged_attention = paged_attention
         self.fused_rope = False  # CPU: rotate q and k in one pass with per-step cos/sin
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, rope, meta: AttentionMetadata) -> torch.Tensor:
@@ -60,7 +78,7 @@ class Attention(nn.Module):
         if meta.is_decode:
             o = self.paged_attention_decode(q, self.k_cache, self.v_cache, meta.block_tables, meta.context_lens, self.scale)
         else:
-            o = paged_attention(
+            o = self.paged_attention(
                 q, self.k_cache, self.v_cache, meta.block_tables, meta.cu_seqlens_q, meta.context_lens, self.scale
             )
         return self.o_proj(o.reshape(-1, self.q_size))
@@ -69,8 +87,8 @@ class Attention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.gate_up_proj = nn.Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
-        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up_proj = Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
+        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(silu_and_mul(self.gate_up_proj(x)))
@@ -107,7 +125,7 @@ class LlamaForCausalLM(nn.Module):
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.max_positions = max_positions
         self.cos_sin_cache = torch.empty(0)  # float32 always; built by load_weights on the real device
         self.fused_rope = False
@@ -129,16 +147,20 @@ class LlamaForCausalLM(nn.Module):
 
     def bind_kv_cache(self, kv_cache: torch.Tensor) -> None:
         """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
-        store, decode = select_ops(kv_cache.device)
+        store, decode, varlen = select_ops(kv_cache.device)
         fast = use_cpu_fast_paths(kv_cache.device)
         self.fused_rope = fast
         for norm in [self.norm] + [n for layer in self.layers for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
             norm.op = rms_norm_cpu if fast else rms_norm
+        for module in self.modules():
+            if isinstance(module, Linear):  # packed layers (neural.quant) are not Linear and keep their own path
+                module.op = linear_cpu if fast else F.linear
         for i, layer in enumerate(self.layers):
             layer.self_attn.fused_rope = fast
             layer.self_attn.k_cache = kv_cache[0, i]
             layer.self_attn.v_cache = kv_cache[1, i]
             layer.self_attn.store_kvcache, layer.self_attn.paged_attention_decode = store, decode
+            layer.self_attn.paged_attention = varlen
 
     @torch.no_grad()
     def load_weights(self, weights, dtype: torch.dtype) -> None:

@@ -132,7 +132,10 @@ class QuantizedEmbedding(_Packed):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         flat = ids.reshape(-1).long()
-        if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= self.num_embeddings):
+        # the range check reads the ids on the host: skipped while a CUDA graph is being captured (a host
+        # sync would break the capture); the engine validated every token id when the request came in
+        capturing = flat.is_cuda and torch.cuda.is_current_stream_capturing()
+        if flat.numel() and not capturing and (int(flat.min()) < 0 or int(flat.max()) >= self.num_embeddings):
             raise ValueError(f"QuantizedEmbedding: token id out of range [0, {self.num_embeddings})")
         return self.packed.rows(flat).dequantize(self.compute_dtype).view(*ids.shape, self.embedding_dim)
 

@@ -5,7 +5,8 @@ The two engines run interleaved (ABBA per prompt) in one process so that load fr
 shared machine hits both alike; greedy outputs are checked identical. Decode tokens/s excludes the
 prefill (time to first token), which speculation does not touch.
 
-    .venv/bin/python bench/speculative.py [--max-tokens 128] [--threads 1] [--k 8]
+    .venv/bin/python bench/speculative.py [--max-tokens 128] [--threads 2] [--k 4] [--only rag|open]
+    (--lookup-min/--lookup-max/--min-acceptance override the SpeculativeConfig defaults; --method draft)
 """
 from __future__ import annotations
 
@@ -94,22 +95,35 @@ def bench(plain: Engine, spec: Engine, prompts: list[str], max_tokens: int) -> d
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--max-tokens", type=int, default=128)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--k", type=int, default=8, help="most tokens proposed per step")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads (default: all cores)")
+    ap.add_argument("--k", type=int, default=None, help="most tokens proposed per step (default: the config's)")
     ap.add_argument("--method", default="ngram", choices=["ngram", "draft"])
     ap.add_argument("--draft-layers", type=int, default=None)
+    ap.add_argument("--lookup-min", type=int, default=None, help="prompt_lookup_min (default: the config's)")
+    ap.add_argument("--lookup-max", type=int, default=None, help="prompt_lookup_max (default: the config's)")
+    ap.add_argument("--min-acceptance", type=float, default=None,
+                    help="min_acceptance_rate below which a request pauses speculation (0 = never pause)")
+    ap.add_argument("--only", choices=["rag", "open"], default=None, help="run one prompt set only")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     plain = Engine(EngineConfig())
-    spec = Engine(EngineConfig(speculative=SpeculativeConfig(
-        method=args.method, num_speculative_tokens=args.k, draft_num_layers=args.draft_layers)))
+    flags = {"num_speculative_tokens": args.k, "prompt_lookup_min": args.lookup_min,
+             "prompt_lookup_max": args.lookup_max, "min_acceptance_rate": args.min_acceptance}
+    overrides = {name: value for name, value in flags.items() if value is not None}
+    spec_cfg = SpeculativeConfig(method=args.method, draft_num_layers=args.draft_layers, **overrides)
+    spec = Engine(EngineConfig(speculative=spec_cfg))
     tok = plain.tokenizer
     rag = [tok.apply_chat_template(rag_messages(*r)) for r in RAG]
     open_ = [tok.apply_chat_template([{"role": "user", "content": q}]) for q in OPEN]
     run_one(plain, rag[0], 8), run_one(spec, rag[0], 8)  # warm-up
     print(f"machine: {torch.get_num_threads()} torch thread(s), model SmolLM2-135M-Instruct Q4_1 (fp32 compute), "
-          f"greedy, max_tokens={args.max_tokens}, method={args.method}, k<={args.k}")
-    for name, prompts in (("rag (answers quote the sources)", rag), ("open (nothing to copy)", open_)):
+          f"greedy, max_tokens={args.max_tokens}, method={args.method}, k<={spec_cfg.num_speculative_tokens}, "
+          f"lookup n={spec_cfg.prompt_lookup_min}..{spec_cfg.prompt_lookup_max}, "
+          f"pause below acceptance {spec_cfg.min_acceptance_rate}")
+    sets = (("rag", "rag (answers quote the sources)", rag), ("open", "open (nothing to copy)", open_))
+    for key, name, prompts in sets:
+        if args.only not in (None, key):
+            continue
         r = bench(plain, spec, prompts, args.max_tokens)
         print(f"{name}: {len(prompts)} prompts, {r['tokens']} decode tokens, greedy identical: {r['identical']}")
         print(f"  decode tok/s  plain {r['plain_decode_tok_s']:.1f}  speculative {r['spec_decode_tok_s']:.1f}  "

@@ -11,17 +11,24 @@ METHODS = ("ngram", "draft")
 @dataclass
 class SpeculativeConfig:
     method: str = "ngram"  # ngram = prompt lookup | draft = a smaller model (default: the target's first layers)
-    num_speculative_tokens: int = 8  # most tokens proposed per step (the adaptive length never exceeds it)
-    # prompt lookup: the longest suffix n-gram with prompt_lookup_min <= n <= prompt_lookup_max is matched
-    prompt_lookup_min: int = 2
+    # most tokens proposed per step (the adaptive length never exceeds it). 4: on the CPU a verify step of
+    # up to 5 rows costs about one decode step (weights are read once either way); past ~6 rows the GEMMs
+    # grow with the rows, and the default model rarely keeps more than 4 proposed tokens
+    num_speculative_tokens: int = 4
+    # prompt lookup: the longest suffix n-gram with prompt_lookup_min <= n <= prompt_lookup_max is matched.
+    # min 1: a cheap verify makes even a one-token match worth proposing (fewer plain decode steps)
+    prompt_lookup_min: int = 1
     prompt_lookup_max: int = 5
     # adaptation per request: grow the proposal length while everything is accepted, shrink it to the
     # accepted length + 1 on a rejection; when the acceptance rate over the last ``window`` verifications
     # falls below ``min_acceptance_rate`` speculation pauses for ``cooldown_steps`` decode steps (doubling
     # each time it pauses again), because a rejected proposal costs verification work for nothing
+    # Defaults measured on the 2-core CPU (bench/RESULTS.md): a verify step costs about one decode step, so
+    # only a request whose proposals are almost never kept (< 5 % over 8 verifications) pauses; pausing at
+    # 25 % over 4 cost RAG answers more copied spans than it saved on prompts with nothing to copy
     adaptive: bool = True
-    window: int = 4
-    min_acceptance_rate: float = 0.25
+    window: int = 8
+    min_acceptance_rate: float = 0.05
     cooldown_steps: int = 16
     max_cooldown_steps: int = 512
     # draft model: a path (HF folder / .gguf, same tokenizer) or None = self-speculation with the

@@ -80,10 +80,14 @@ class ServiceState:
 def build_components(settings: Settings) -> dict[str, Any]:
     """Load the real engine, index and rules named by the settings (imports are lazy: heavy)."""
     from neural import Engine, EngineConfig
+    from neural.spec_decode import SpeculativeConfig
 
+    speculative = None
+    if settings.speculative_tokens:
+        speculative = SpeculativeConfig(num_speculative_tokens=settings.speculative_tokens)
     engine = Engine(EngineConfig(model=settings.model, device=settings.device, dtype=settings.dtype,
                                  kv_cache_bytes=settings.kv_cache_bytes,
-                                 max_num_seqs=settings.max_num_seqs))
+                                 max_num_seqs=settings.max_num_seqs, speculative=speculative))
     parts: dict[str, Any] = {"engine": engine}
     from pipeline.factory import open_retriever, open_rules
 

@@ -61,3 +61,28 @@ def test_serve_cli_prints_masked_settings_and_refuses_bad_input(tmp_path: Path, 
     assert "colour" in capsys.readouterr().err
     assert main(["serve", "--kb", str(tmp_path / "missing")]) == 2
     assert "knowledge base folder not found" in capsys.readouterr().err
+
+
+def test_speculative_tokens_setting_builds_a_speculating_engine(tmp_path: Path, monkeypatch) -> None:
+    from api.state import build_components
+    from engine_tiny_models import make_tiny_model
+
+    model = make_tiny_model(tmp_path / "tiny")
+    monkeypatch.setenv("VERIRAG_SPECULATIVE_TOKENS", "3")
+    settings = load_settings(None, model=str(model), kv_cache_bytes=8 * 1024 * 1024)
+    engine = build_components(settings)["engine"]
+    assert engine.speculator is not None and engine.speculator.cfg.num_speculative_tokens == 3
+    assert engine.speculator.cfg.method == "ngram"
+    off = build_components(load_settings(None, model=str(model), kv_cache_bytes=8 * 1024 * 1024,
+                                         speculative_tokens=0))["engine"]
+    assert off.speculator is None
+
+
+@pytest.mark.parametrize("value", ["-1", "17", "two"])
+def test_bad_speculative_tokens_is_a_clear_error(value: str, monkeypatch) -> None:
+    monkeypatch.setenv("VERIRAG_SPECULATIVE_TOKENS", value)
+    with pytest.raises(SettingsError, match="speculative_tokens"):
+        load_settings(None)
+    monkeypatch.delenv("VERIRAG_SPECULATIVE_TOKENS")
+    assert main(["serve", "--speculative-tokens", "-2", "--print-settings"]) == 2
+    assert main(["serve", "--speculative-tokens", "4", "--print-settings"]) == 0

@@ -14,6 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--index", metavar="DIR", default=None, help="index folder (default: next to the KB)")
     p.add_argument("--rules", metavar="DIR", default=None, help="rule folder (default: the embedded rules/)")
     p.add_argument("--model", metavar="PATH", default=None, help="HF folder or .gguf (default: SmolLM2-135M)")
+    p.add_argument("--speculative-tokens", type=int, metavar="K", default=None,
+                   help="prompt-lookup speculative decoding, at most K proposed tokens per step (default 0: off)")
     p.add_argument("--config", metavar="FILE", default=None,
                    help="settings file (.toml/.yaml/.json); VERIRAG_* env vars and flags override it")
     p.add_argument("--print-settings", action="store_true", help="print the effective settings and exit")
@@ -25,7 +27,8 @@ def handler(args: argparse.Namespace) -> int:
 
     try:
         settings = load_settings(args.config, host=args.host, port=args.port, kb_dir=args.kb,
-                                 index_dir=args.index, rules_dir=args.rules, model=args.model)
+                                 index_dir=args.index, rules_dir=args.rules, model=args.model,
+                                 speculative_tokens=args.speculative_tokens)
     except SettingsError as exc:
         print(f"verirag serve: error: {exc}", file=sys.stderr)
         return 2

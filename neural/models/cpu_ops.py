@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from neural.kernels import paged_attention, paged_attention_decode, store_kvcache
+from neural.kernels.attention import gather_sequence_kv, prefix_causal_mask
 from neural.kernels.backend import requested_backend
 
 
@@ -60,30 +61,23 @@ def paged_attention_cpu(
 ) -> torch.Tensor:
     """Varlen causal attention (prefill, chunked prefill, prefix hits, speculative verify), per sequence.
 
-    The reference gathers with advanced indexing and repeats K/V per query head; here the blocks come
-    through one index_select and SDPA groups the heads itself. A speculative verify step (k + 1 queries
-    over a long context) spent more in the reference's gather and repeat than in its weight GEMMs.
+    The reference repeats K/V per query head and runs 3-D SDPA; here SDPA groups the heads itself. A
+    speculative verify step (k + 1 queries over a long context) spent more in the reference's repeat and
+    SDPA's math path than in its weight GEMMs.
     """
     out = torch.empty_like(q)
-    n_heads = q.shape[1]
-    block_size, n_kv, head_dim = k_cache.shape[1], k_cache.shape[2], k_cache.shape[3]
+    n_heads, n_kv = q.shape[1], k_cache.shape[2]
     cu, lens = cu_seqlens_q.tolist(), context_lens.tolist()
     for i, ctx in enumerate(lens):
         n_q = cu[i + 1] - cu[i]
         if n_q == 0:
             continue
-        ids = block_tables[i, : (ctx + block_size - 1) // block_size].long()
-        k = k_cache.index_select(0, ids).view(-1, n_kv, head_dim)[:ctx].transpose(0, 1)
-        v = v_cache.index_select(0, ids).view(-1, n_kv, head_dim)[:ctx].transpose(0, 1)
-        q_i = q[cu[i] : cu[i + 1]].transpose(0, 1)
+        k, v = gather_sequence_kv(k_cache, v_cache, block_tables[i], ctx)
+        q_i, k, v = q[cu[i] : cu[i + 1]].transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
         if q.dtype != torch.float32:  # fp32 math for low-precision inputs, as the reference
             q_i, k, v = q_i.float(), k.float(), v.float()
-        if n_q == ctx:  # no cached prefix: plain causal
-            mask, causal = None, True
-        else:  # query j sits at position ctx - n_q + j and sees keys 0..that position
-            keys, queries = torch.arange(ctx, device=q.device), torch.arange(ctx - n_q, ctx, device=q.device)
-            mask = keys[None, :] <= queries[:, None]
-            causal = False
+        causal = n_q == ctx  # no cached prefix: plain causal, no mask to build
+        mask = None if causal else prefix_causal_mask(ctx, n_q, q.device)
         # 4-D inputs: with 3-D ones SDPA leaves the CPU flash kernel for the math path (GQA copies, bmm)
         o = F.scaled_dot_product_attention(
             q_i[None], k[None], v[None], attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=n_kv != n_heads

@@ -65,6 +65,26 @@ def test_small_batch_linear_matches_f_linear_at_every_row_count():
     assert torch.equal(linear_cpu(one, w), torch.nn.functional.linear(one, w))
 
 
+def test_one_row_linear_splits_over_threads_and_stays_bit_identical():
+    from neural.models.cpu_ops import linear_cpu, split_gemv
+
+    torch.manual_seed(3)
+    before = torch.get_num_threads()
+    try:
+        for threads, out_features in ((2, 96), (3, 96), (2, 1000), (2, 97)):  # 97 rows: no even split -> GEMV
+            torch.set_num_threads(threads)
+            w, b, x = torch.randn(out_features, 40), torch.randn(out_features), torch.randn(1, 40)
+            for bias in (None, b):
+                got = linear_cpu(x, w, bias)
+                assert got.shape == (1, out_features) and got.is_contiguous()
+                assert torch.equal(got, torch.nn.functional.linear(x, w, bias))
+        w, x = torch.randn(12, 5), torch.randn(1, 5)
+        torch.testing.assert_close(split_gemv(x, w, 4), x @ w.t())  # slices come back in W's row order
+        torch.testing.assert_close(split_gemv(x, w, 3)[0, 4:8], (x @ w[4:8].t())[0])
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_model_linears_use_the_small_batch_gemm_only_on_the_cpu_fast_path(monkeypatch):
     import torch.nn.functional as F
 

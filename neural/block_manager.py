@@ -95,6 +95,33 @@ class BlockManager:
         seq.num_computed_tokens = len(seq.block_table) * bs
         return seq.num_computed_tokens
 
+    def completed_block_hashes(self, seq: Sequence, num_tokens: int) -> list[int]:
+        """Chain hashes of the full blocks ``seq`` completes (and will commit) once ``num_tokens`` are computed."""
+        if not self.enable_prefix_caching:
+            return []
+        bs = self.block_size
+        parent = seq.block_hashes[-1] if seq.block_hashes else None
+        hashes = []
+        for i in range(len(seq.block_hashes), min(num_tokens, len(seq.token_ids)) // bs):
+            parent = chain_hash(parent, tuple(seq.token_ids[i * bs : (i + 1) * bs]))
+            hashes.append(parent)
+        return hashes
+
+    def num_pending_prefix_tokens(self, seq: Sequence, pending: set[int]) -> int:
+        """After match_prefix: how many of ``seq``'s next prompt tokens sit in blocks hashed in ``pending``
+        (blocks another sequence computes in this step), counted in whole blocks from the first uncached one."""
+        if not pending:
+            return 0
+        bs = self.block_size
+        parent = seq.block_hashes[-1] if seq.block_hashes else None
+        shared = 0
+        for i in range(len(seq.block_hashes), (len(seq.token_ids) - 1) // bs):  # as match_prefix: one token left
+            parent = chain_hash(parent, tuple(seq.token_ids[i * bs : (i + 1) * bs]))
+            if parent not in pending:
+                break
+            shared += bs
+        return shared
+
     def can_allocate(self, seq: Sequence, num_tokens: int) -> bool:
         """Whether ``seq`` can grow its table to hold ``num_tokens`` tokens."""
         return self.blocks_needed(num_tokens) - len(seq.block_table) <= len(self.free)

@@ -5,6 +5,12 @@ for a decoding sequence, a chunk of its prompt for a prefilling one (the same ru
 prefix-cache hit, chunked prefill and recompute after preemption). Running sequences go first (oldest
 first); when blocks run out the newest running sequence is preempted — its blocks freed, its tokens
 (prompt + generated so far) recomputed later — so the engine never crashes on a full cache.
+
+In-batch prefix sharing (SGLang's in-batch prefix caching): the prefix cache only serves blocks already
+computed, so requests that arrive together with a common prefix (a RAG system prompt and the same
+retrieved passages) would all compute it in the same step. A waiting request whose next
+``IN_BATCH_PREFIX_MIN_TOKENS`` or more prompt tokens are being computed by a request admitted this step
+waits one step and then hits the cache; at most ``MAX_PREFIX_DEFERRALS`` times, so none starves.
 """
 from __future__ import annotations
 
@@ -13,6 +19,9 @@ from dataclasses import dataclass
 
 from neural.block_manager import BlockManager
 from neural.sequence import Sequence, SequenceStatus
+
+IN_BATCH_PREFIX_MIN_TOKENS = 32  # SGLang's deprioritize threshold: below it a step's latency is worth more
+MAX_PREFIX_DEFERRALS = 8
 
 
 @dataclass
@@ -58,6 +67,7 @@ class Scheduler:
         seqs: list[Sequence] = []
         counts: list[int] = []
         preempted: list[Sequence] = []
+        pending: set[int] = set()  # hashes of the full blocks this step's sequences complete
 
         # 1. running sequences, oldest first; preempt from the newest end when blocks run out
         i = 0
@@ -75,16 +85,27 @@ class Scheduler:
                 counts.append(n)
                 budget -= n
                 i += 1
+                if n > 1:
+                    pending.update(self.bm.completed_block_hashes(seq, seq.num_computed_tokens + n))
                 continue
             break  # seq itself was preempted: it was the newest, nothing after it
 
         # 2. admit waiting sequences while there is room (never in a step that had to preempt)
+        deferred: list[Sequence] = []
         while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs and not preempted:
             seq = self.waiting[0]
             if not seq.block_table:
                 cached = self.bm.match_prefix(seq)
                 if not seq.admitted:
                     seq.metrics.cached_tokens = cached
+                if (
+                    seq.num_prefix_deferrals < MAX_PREFIX_DEFERRALS
+                    and self.bm.num_pending_prefix_tokens(seq, pending) >= IN_BATCH_PREFIX_MIN_TOKENS
+                ):
+                    self.bm.free_seq(seq)
+                    seq.num_prefix_deferrals += 1
+                    deferred.append(self.waiting.popleft())
+                    continue
             n = min(seq.num_uncomputed, budget)
             if not self.bm.allocate(seq, seq.num_computed_tokens + n):
                 self.bm.free_seq(seq)  # give back the prefix blocks it was about to share
@@ -96,6 +117,8 @@ class Scheduler:
             seqs.append(seq)
             counts.append(n)
             budget -= n
+            pending.update(self.bm.completed_block_hashes(seq, seq.num_computed_tokens + n))
+        self.waiting.extendleft(reversed(deferred))  # deferred requests keep their place in the queue
         return ScheduledBatch(seqs, counts, preempted)
 
     def _preempt(self, seq: Sequence) -> None:

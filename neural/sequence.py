@@ -70,6 +70,7 @@ class Sequence:
         self.arrival_time = time.perf_counter()
         self.first_token_time: float | None = None
         self.admitted = False
+        self.num_prefix_deferrals = 0  # steps it waited for another sequence to compute its shared prefix
 
     def __len__(self) -> int:
         return len(self.token_ids)

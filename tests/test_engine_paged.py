@@ -46,6 +46,25 @@ def test_prefix_cache_hit_equals_miss_and_hf(folder, hf):
     assert eng.block_manager.num_used_blocks == 0
 
 
+def test_requests_arriving_together_compute_their_shared_prefix_once(folder, hf):
+    from neural.scheduler import IN_BATCH_PREFIX_MIN_TOKENS
+
+    shared = [1] + [10 + i % 70 for i in range(IN_BATCH_PREFIX_MIN_TOKENS + 8)]  # 41 tokens: 10 full blocks
+    prompts = [shared + [40, 41], shared + [50], [1, 60, 61, 62, 63], shared[:20] + [44]]
+    eng = engine(folder)
+    outs = eng.generate(prompts, greedy(8))
+    # the first computes the 40-token prefix; the second waits one step and is served it from the cache;
+    # the third shares nothing; the fourth shares only 16 tokens (4 blocks) -- under the threshold, no wait
+    assert [o.metrics.cached_tokens for o in outs] == [0, 40, 0, 0]
+    assert eng.metrics()["num_steps"] == 9  # one step more than all four starting together
+    for p, out in zip(prompts, outs):
+        assert out.token_ids == hf_greedy(hf, p, 8)
+    assert eng.block_manager.num_used_blocks == 0
+    cold = engine(folder, enable_prefix_caching=False)  # without a prefix cache nobody waits
+    assert [o.token_ids for o in cold.generate(prompts, greedy(8))] == [o.token_ids for o in outs]
+    assert cold.metrics()["num_steps"] == 8
+
+
 def test_preemption_under_tiny_kv_budget_completes_exactly(folder, hf):
     prompts = [[1, 3 + i, 30 + i, 60 + i, 9, 9, 4] for i in range(6)]
     eng = engine(folder, num_blocks=12)  # 48 slots for 6 requests that each grow to 7 + 20 = 27 tokens

@@ -64,3 +64,46 @@ def test_preemption_frees_newest_and_recomputes_later():
     assert bm.num_free_blocks == 4
     batch = sch.schedule()
     assert batch.seqs == [b] and batch.num_new_tokens == [9]  # prompt + generated recomputed at once
+
+
+def commit_advance(bm: BlockManager, batch) -> None:
+    """advance() plus what the engine does after a step: register completed full blocks in the prefix cache."""
+    advance(batch)
+    for s in batch.seqs:
+        bm.commit(s)
+
+
+def test_in_batch_shared_prefix_waits_one_step_then_hits_the_cache():
+    from neural.scheduler import IN_BATCH_PREFIX_MIN_TOKENS
+
+    bm = BlockManager(64, 4)
+    sch = Scheduler(bm, max_num_seqs=8, max_num_batched_tokens=200, max_model_len=128)
+    shared = list(range(3, 3 + IN_BATCH_PREFIX_MIN_TOKENS + 4))  # 36 tokens: 9 full blocks
+    a = Sequence("a", None, shared + [90, 91], SamplingParams())
+    b = Sequence("b", None, shared + [92], SamplingParams())
+    c = Sequence("c", None, [80, 81, 82, 83, 84], SamplingParams())
+    short = Sequence("short", None, shared[:IN_BATCH_PREFIX_MIN_TOKENS - 4] + [93], SamplingParams())  # 7 blocks
+    for s in (a, b, c, short):
+        sch.add(s)
+    batch = sch.schedule()
+    assert [s.request_id for s in batch.seqs] == ["a", "c", "short"]  # b would recompute 36 of a's tokens
+    assert list(sch.waiting) == [b] and b.num_prefix_deferrals == 1 and b.block_table == []
+    commit_advance(bm, batch)
+    batch = sch.schedule()
+    assert batch.seqs[-1] is b and batch.num_new_tokens[-1] == 1  # 36 cached: only its last token is computed
+    assert b.metrics.cached_tokens == 36 and not sch.waiting
+
+
+def test_in_batch_prefix_wait_is_capped_and_off_without_prefix_caching():
+    from neural.scheduler import MAX_PREFIX_DEFERRALS
+
+    shared = list(range(3, 43))
+    for caching, deferrals in ((True, MAX_PREFIX_DEFERRALS), (False, 0)):
+        bm = BlockManager(64, 4, enable_prefix_caching=caching)
+        sch = Scheduler(bm, max_num_seqs=8, max_num_batched_tokens=200, max_model_len=128)
+        a, b = Sequence("a", None, shared + [90], SamplingParams()), Sequence("b", None, shared + [91], SamplingParams())
+        b.num_prefix_deferrals = deferrals  # waited its maximum already (or would never wait)
+        sch.add(a)
+        sch.add(b)
+        assert sch.schedule().seqs == [a, b]
+        assert b.num_prefix_deferrals == deferrals

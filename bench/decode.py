@@ -3,7 +3,8 @@
 Same weights (the GGUF dequantized once by our loader, handed to transformers' LlamaForCausalLM so both sides
 run identical fp32 matrices), same prompts, greedy. HF runs the way a user would: one static batch,
 left-padded, max_new_tokens = the largest request's budget, outputs truncated per request afterwards.
-Prints tokens/s and ratios from one run, plus KV-cache slot waste and TTFT.
+Prints tokens/s and ratios from one run, plus KV-cache slot waste and TTFT; for the concurrent run also the
+time the engine's weight GEMMs alone take for the steps it ran (the ceiling on the ratio for this workload).
 
     .venv/bin/python bench/decode.py [--threads 1] [--concurrent 16] [--compare-threads]
 """
@@ -74,6 +75,38 @@ def hf_generate(model, tok_ids: list[list[int]], max_new: list[int], eos: set[in
     return results, dt
 
 
+def record_step_shapes(engine: Engine) -> list[tuple[int, int]]:
+    """Wrap the runner so every forward appends (tokens computed, sequences in the step)."""
+    shapes: list[tuple[int, int]] = []
+    run = engine.runner.run
+
+    def recording_run(seqs, num_new_tokens, logits_rows=None):
+        shapes.append((sum(num_new_tokens), len(seqs)))
+        return run(seqs, num_new_tokens, logits_rows)
+
+    engine.runner.run = recording_run
+    return shapes
+
+
+def weight_gemm_floor(engine: Engine, shapes: list[tuple[int, int]]) -> float:
+    """Seconds the model's weight GEMMs alone take for these steps (the engine's own Linear ops, real
+    weights, best of 2 per distinct shape): what a step costs with free attention, norms and scheduling."""
+    model = engine.runner.model
+    layer_linears = [m for layer in model.layers for m in layer.modules() if type(m).__name__ == "Linear"]
+    cost: dict[tuple[int, int], float] = {}
+    with torch.inference_mode():
+        for tokens, seqs in set(shapes):
+            best = float("inf")
+            for _ in range(2):
+                t0 = time.perf_counter()
+                for lin in layer_linears:
+                    lin(torch.randn(tokens, lin.in_features))
+                model.compute_logits(torch.randn(seqs, model.lm_head.in_features))
+                best = min(best, time.perf_counter() - t0)
+            cost[(tokens, seqs)] = best
+    return sum(cost[s] for s in shapes)
+
+
 def engine_generate(engine: Engine, prompts: list[str], max_new: list[int]) -> tuple[list, float, float]:
     """All requests submitted at once; returns outputs, wall time and the mean KV slot waste over steps."""
     ids = [engine.add_request(p, SamplingParams(max_tokens=n), ) for p, n in zip(prompts, max_new)]
@@ -88,12 +121,18 @@ def engine_generate(engine: Engine, prompts: list[str], max_new: list[int]) -> t
     return [done[i] for i in ids], dt, sum(wastes) / len(wastes)
 
 
-def run(engine: Engine, hf, prompts: list[str], max_new: list[int], label: str, repeat: int = 1) -> None:
-    """Engine and HF alternate ``repeat`` times; each side's best time counts (the machine is shared)."""
+def run(
+    engine: Engine, hf, prompts: list[str], max_new: list[int], label: str, repeat: int = 1, floor: bool = False
+) -> None:
+    """Engine and HF alternate ``repeat`` times; each side's best time counts (the machine is shared).
+    ``floor``: also time the engine's weight GEMMs alone for the steps it ran, and the ratio that leaves."""
     tok_ids = [engine.tokenizer.encode(p) for p in prompts]
     t_eng = t_hf = float("inf")
     for _ in range(repeat):
+        run_model = engine.runner.run
+        shapes = record_step_shapes(engine)
         outs, t, waste = engine_generate(engine, prompts, max_new)
+        engine.runner.run = run_model
         t_eng = min(t_eng, t)
         ref, t = hf_generate(hf, tok_ids, max_new, engine.eos_ids)
         t_hf = min(t_hf, t)
@@ -106,6 +145,11 @@ def run(engine: Engine, hf, prompts: list[str], max_new: list[int], label: str, 
     print(f"  engine: {t_eng:7.2f}s {n_eng / t_eng:7.2f} tok/s  mean TTFT {ttft:.2f}s  KV slot waste {waste:.2%}")
     print(f"  hf    : {t_hf:7.2f}s {n_hf / t_hf:7.2f} tok/s")
     print(f"  ratio engine/hf (tok/s): {(n_eng / t_eng) / (n_hf / t_hf):.2f}x")
+    if floor:
+        gemm = weight_gemm_floor(engine, shapes)
+        print(f"  engine steps {len(shapes)} ({sum(s[0] > s[1] for s in shapes)} with prefill); their weight GEMMs "
+              f"alone take {gemm:.2f}s = {gemm / t_eng:.0%} of the engine's time; with everything else free the "
+              f"ratio would be {(n_eng / gemm) / (n_hf / t_hf):.2f}x")
 
 
 def main() -> None:
@@ -127,7 +171,7 @@ def main() -> None:
         run(engine, hf, prompts[:1], [args.single_tokens], f"single stream, {t} thread(s)", args.repeat)
     torch.set_num_threads(args.threads)
     budgets = [[16, 32, 64, 96, 128][i % 5] for i in range(args.concurrent)]  # mixed output lengths too
-    run(engine, hf, prompts, budgets, f"{args.concurrent} concurrent, {args.threads} thread(s)")
+    run(engine, hf, prompts, budgets, f"{args.concurrent} concurrent, {args.threads} thread(s)", floor=True)
 
 
 if __name__ == "__main__":

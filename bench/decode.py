@@ -6,7 +6,7 @@ left-padded, max_new_tokens = the largest request's budget, outputs truncated pe
 Prints tokens/s and ratios from one run, plus KV-cache slot waste and TTFT; for the concurrent run also the
 time the engine's weight GEMMs alone take for the steps it ran (the ceiling on the ratio for this workload).
 
-    .venv/bin/python bench/decode.py [--threads 1] [--concurrent 16] [--compare-threads]
+    .venv/bin/python bench/decode.py [--threads N (default: all cores)] [--concurrent 16] [--compare-threads]
 """
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def run(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads (default: all cores)")
     ap.add_argument("--concurrent", type=int, default=16)
     ap.add_argument("--single-tokens", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=3, help="alternating runs per side for the single stream")

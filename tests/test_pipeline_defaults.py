@@ -14,6 +14,12 @@ def test_cli_defaults(argv):
     assert build_parser().parse_args(argv).max_tokens == DEFAULT_MAX_TOKENS
 
 
+def test_ask_cli_speculates_by_default():
+    from pipeline.defaults import DEFAULT_SPECULATIVE_TOKENS
+    assert build_parser().parse_args(["ask", "a question?"]).speculative_tokens == DEFAULT_SPECULATIVE_TOKENS > 0
+    assert build_parser().parse_args(["ask", "q?", "--speculative-tokens", "0"]).speculative_tokens == 0
+
+
 def test_options_and_rest_defaults():
     assert AskOptions().max_tokens == DEFAULT_MAX_TOKENS
     assert AskRequest(question="How long?").max_tokens == DEFAULT_MAX_TOKENS

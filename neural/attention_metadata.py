@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from neural.models.cpu_ops import DecodeGather
 
 
 @dataclass
@@ -13,3 +17,4 @@ class AttentionMetadata:
     context_lens: torch.Tensor  # [B] int32, tokens in the cache after this step
     cu_seqlens_q: torch.Tensor  # [B+1] int32, query offsets of each sequence in the flat batch
     is_decode: bool  # every sequence has exactly one query -> paged_attention_decode
+    decode_gather: DecodeGather | None = None  # CPU fast path: the decode gather, built once per forward

@@ -122,3 +122,25 @@ def test_varlen_attention_matches_reference_for_prefill_prefix_hits_and_verify_r
         ref = paged_attention_ref(q, k_cache, v_cache, tables, cu, lens, 0.2)
         got = paged_attention_cpu(q, k_cache, v_cache, tables, cu, lens, 0.2)
         torch.testing.assert_close(got, ref)
+
+
+def test_decode_gather_is_built_once_per_forward_and_matches_hf(tmp_path, monkeypatch):
+    from engine_tiny_models import hf_greedy, load_hf_reference, make_tiny_model
+    from neural import Engine, EngineConfig, SamplingParams
+    from neural.models import cpu_ops
+
+    folder = make_tiny_model(tmp_path / "llama", "llama", seed=4, num_hidden_layers=3)
+    builds = []
+    real_build = cpu_ops.DecodeGather.build.__func__
+
+    def counting_build(cls, block_tables, context_lens, block_size):
+        builds.append(block_tables.shape[0])
+        return real_build(cls, block_tables, context_lens, block_size)
+
+    monkeypatch.setattr(cpu_ops.DecodeGather, "build", classmethod(counting_build))
+    eng = Engine(EngineConfig(model=str(folder), block_size=4, kv_cache_bytes=1 << 20))
+    prompts = [[1, 5, 6, 7, 8, 9], [1, 30, 31]]
+    outs = eng.generate(prompts, SamplingParams(max_tokens=6, ignore_eos=True))
+    assert builds == [2] * 5  # one prefill step, then five decode steps of both sequences: one build each
+    hf = load_hf_reference(folder)
+    assert [o.token_ids for o in outs] == [hf_greedy(hf, p, 6) for p in prompts]

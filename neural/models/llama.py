@@ -1,6 +1,8 @@
 """Llama / Qwen2 decoder over the paged KV cache: RMSNorm, RoPE, GQA, SwiGLU, optional QKV bias."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -18,7 +20,9 @@ from neural.kernels import (
 )
 from neural.model_config import ModelConfig
 from neural.models.cpu_ops import (
+    DecodeGather,
     linear_cpu,
+    paged_attention_decode_gathered,
     rms_norm_cpu,
     rope_cos_sin,
     rotate_qk_cpu,
@@ -75,7 +79,9 @@ class Attention(nn.Module):
             k = qkv[:, self.q_size : self.q_size + self.kv_size].view(-1, self.n_kv, self.head_dim)
             q, k = apply_rotary(q, k, positions, rope)
         self.store_kvcache(k, v, self.k_cache, self.v_cache, meta.slot_mapping)
-        if meta.is_decode:
+        if meta.decode_gather is not None:
+            o = paged_attention_decode_gathered(q, self.k_cache, self.v_cache, meta.decode_gather, self.scale)
+        elif meta.is_decode:
             o = self.paged_attention_decode(q, self.k_cache, self.v_cache, meta.block_tables, meta.context_lens, self.scale)
         else:
             o = self.paged_attention(
@@ -129,6 +135,7 @@ class LlamaForCausalLM(nn.Module):
         self.max_positions = max_positions
         self.cos_sin_cache = torch.empty(0)  # float32 always; built by load_weights on the real device
         self.fused_rope = False
+        self.gather_decode_once = False  # CPU fast path: one DecodeGather per forward, read by every layer
         for p in self.parameters():
             p.requires_grad_(False)
 
@@ -137,6 +144,9 @@ class LlamaForCausalLM(nn.Module):
         x = self.embed_tokens(input_ids)
         residual = None
         rope = rope_cos_sin(self.cos_sin_cache, positions) if self.fused_rope else self.cos_sin_cache
+        if self.gather_decode_once and meta.is_decode:
+            block_size = self.layers[0].self_attn.k_cache.shape[1]
+            meta = replace(meta, decode_gather=DecodeGather.build(meta.block_tables, meta.context_lens, block_size))
         for layer in self.layers:
             x, residual = layer(x, residual, positions, rope, meta)
         x, _ = self.norm(x, residual)
@@ -149,7 +159,7 @@ class LlamaForCausalLM(nn.Module):
         """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
         store, decode, varlen = select_ops(kv_cache.device)
         fast = use_cpu_fast_paths(kv_cache.device)
-        self.fused_rope = fast
+        self.fused_rope = self.gather_decode_once = fast
         for norm in [self.norm] + [n for layer in self.layers for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
             norm.op = rms_norm_cpu if fast else rms_norm
         for module in self.modules():

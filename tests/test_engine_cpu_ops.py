@@ -146,3 +146,18 @@ def test_decode_gather_is_built_once_per_forward_and_matches_hf(tmp_path, monkey
     assert builds == [2] * 5  # one prefill step, then five decode steps of both sequences: one build each
     hf = load_hf_reference(folder)
     assert [o.token_ids for o in outs] == [hf_greedy(hf, p, 6) for p in prompts]
+
+
+def test_small_batch_gemm_pads_columns_to_mkl_friendly_widths_without_changing_rows():
+    from neural.models.cpu_ops import gemm_columns, linear_cpu
+
+    assert [gemm_columns(r) for r in (2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64)] == \
+        [2, 4, 4, 5, 6, 8, 8, 16, 16, 16, 24, 40, 64]
+    torch.manual_seed(6)
+    w, b = torch.randn(200, 48), torch.randn(200)
+    x = torch.randn(13, 48)
+    got = linear_cpu(x, w, b)
+    assert got.shape == (13, 200) and got.is_contiguous()
+    torch.testing.assert_close(got, torch.nn.functional.linear(x, w, b), rtol=1e-5, atol=1e-5)
+    # each row is its own column of W @ x^T: the same rows in a batch of 2 (no padding) agree up to rounding
+    torch.testing.assert_close(got[4:6], linear_cpu(x[4:6], w, b), rtol=1e-5, atol=1e-5)

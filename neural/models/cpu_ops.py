@@ -112,6 +112,21 @@ def paged_attention_cpu(
 SMALL_BATCH_ROWS = range(2, 65)
 
 
+def gemm_columns(rows: int) -> int:
+    """Columns of x^T to give MKL's ``W @ x^T``: ``rows`` rounded up to an MKL-friendly width (zero padding).
+
+    MKL's time for thirty layers + LM head at 2 threads is far from monotonic in the column count (ms, two
+    runs): 3: 62-69, 4: 50-65; 7: 100-108, 8: 76-85; 10-15: 95-170, 16: 90-111; 19-23: 156-210, 24: 141-146;
+    25-31: 162-214, 32: 146-160 (scratch benchmark with distinct weights, 2026-11-29). Zero columns cost
+    nothing that matters and do not change the real columns' dot products.
+    """
+    if rows == 3:
+        return 4
+    if rows >= 7:
+        return -(-rows // 8) * 8
+    return rows
+
+
 def linear_cpu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """``F.linear`` for fp32 CPU, computed as ``(W @ x^T)^T`` when x has 2..64 rows.
 
@@ -124,8 +139,12 @@ def linear_cpu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None 
     differ by float rounding only (~5e-5 on unit-scale inputs).
     """
     if x.dim() == 2 and x.dtype == torch.float32 and weight.dtype == torch.float32:
-        if x.shape[0] in SMALL_BATCH_ROWS:
-            y = torch.mm(weight, x.t()).t().contiguous()
+        rows = x.shape[0]
+        if rows in SMALL_BATCH_ROWS:
+            columns = gemm_columns(rows)
+            if columns != rows:
+                x = torch.cat([x, x.new_zeros(columns - rows, x.shape[1])])
+            y = torch.mm(weight, x.t())[:, :rows].t().contiguous()
             return y if bias is None else y.add_(bias)
         parts = torch.get_num_threads()
         if x.shape[0] == 1 and parts > 1 and weight.shape[0] % parts == 0:

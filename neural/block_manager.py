@@ -9,6 +9,7 @@ is the first to be overwritten (and only then forgotten by the cache).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
 
 from neural.sequence import Sequence
 
@@ -75,13 +76,9 @@ class BlockManager:
         assert not seq.block_table, "match_prefix on a sequence that already holds blocks"
         if not self.enable_prefix_caching:
             return 0
-        bs = self.block_size
-        max_blocks = (len(seq.token_ids) - 1) // bs
-        parent: int | None = None
+        max_blocks = (len(seq.token_ids) - 1) // self.block_size
         self.prefix_queries += max_blocks  # hit rate = share of eligible full prompt blocks served cached
-        for i in range(max_blocks):
-            tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
-            h = chain_hash(parent, tokens)
+        for _, parent, tokens, h in self._unhashed_blocks(seq, max_blocks):
             block_id = self.cached.get(h)
             block = self.blocks[block_id] if block_id is not None else None
             if block is None or block.token_ids != tokens or block.parent_hash != parent:
@@ -90,36 +87,41 @@ class BlockManager:
             self._ref(block_id)
             seq.block_table.append(block_id)
             seq.block_hashes.append(h)
-            parent = h
         seq.num_hashed_blocks = len(seq.block_table)
-        seq.num_computed_tokens = len(seq.block_table) * bs
+        seq.num_computed_tokens = len(seq.block_table) * self.block_size
         return seq.num_computed_tokens
+
+    def _unhashed_blocks(
+        self, seq: Sequence, end_block: int
+    ) -> Iterator[tuple[int, int | None, tuple[int, ...], int]]:
+        """(index, parent hash, tokens, chain hash) of ``seq``'s full blocks after its hashed ones, up to
+        ``end_block``: the one chain that matching, committing and in-batch sharing all walk."""
+        bs = self.block_size
+        parent = seq.block_hashes[-1] if seq.block_hashes else None
+        for i in range(len(seq.block_hashes), end_block):
+            tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
+            h = chain_hash(parent, tokens)
+            yield i, parent, tokens, h
+            parent = h
 
     def completed_block_hashes(self, seq: Sequence, num_tokens: int) -> list[int]:
         """Chain hashes of the full blocks ``seq`` completes (and will commit) once ``num_tokens`` are computed."""
         if not self.enable_prefix_caching:
             return []
-        bs = self.block_size
-        parent = seq.block_hashes[-1] if seq.block_hashes else None
-        hashes = []
-        for i in range(len(seq.block_hashes), min(num_tokens, len(seq.token_ids)) // bs):
-            parent = chain_hash(parent, tuple(seq.token_ids[i * bs : (i + 1) * bs]))
-            hashes.append(parent)
-        return hashes
+        end = min(num_tokens, len(seq.token_ids)) // self.block_size
+        return [h for _, _, _, h in self._unhashed_blocks(seq, end)]
 
     def num_pending_prefix_tokens(self, seq: Sequence, pending: set[int]) -> int:
         """After match_prefix: how many of ``seq``'s next prompt tokens sit in blocks hashed in ``pending``
         (blocks another sequence computes in this step), counted in whole blocks from the first uncached one."""
         if not pending:
             return 0
-        bs = self.block_size
-        parent = seq.block_hashes[-1] if seq.block_hashes else None
         shared = 0
-        for i in range(len(seq.block_hashes), (len(seq.token_ids) - 1) // bs):  # as match_prefix: one token left
-            parent = chain_hash(parent, tuple(seq.token_ids[i * bs : (i + 1) * bs]))
-            if parent not in pending:
+        end = (len(seq.token_ids) - 1) // self.block_size  # as match_prefix: one token left to compute
+        for _, _, _, h in self._unhashed_blocks(seq, end):
+            if h not in pending:
                 break
-            shared += bs
+            shared += self.block_size
         return shared
 
     def can_allocate(self, seq: Sequence, num_tokens: int) -> bool:
@@ -139,17 +141,12 @@ class BlockManager:
         """Register ``seq``'s newly computed full blocks in the prefix cache."""
         if not self.enable_prefix_caching:
             return
-        bs = self.block_size
-        full = seq.num_computed_tokens // bs
-        parent = seq.block_hashes[-1] if seq.block_hashes else None
-        for i in range(seq.num_hashed_blocks, full):
-            tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
-            h = chain_hash(parent, tokens)
+        full = seq.num_computed_tokens // self.block_size
+        for i, parent, tokens, h in self._unhashed_blocks(seq, full):  # block_hashes: num_hashed_blocks long
             block = self.blocks[seq.block_table[i]]
             block.hash, block.parent_hash, block.token_ids = h, parent, tokens
             self.cached.setdefault(h, block.block_id)  # an identical earlier block stays the canonical one
             seq.block_hashes.append(h)
-            parent = h
         seq.num_hashed_blocks = max(seq.num_hashed_blocks, full)
 
     def free_seq(self, seq: Sequence) -> None:

@@ -147,7 +147,7 @@ def linear_cpu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None 
             y = torch.mm(weight, x.t())[:, :rows].t().contiguous()
             return y if bias is None else y.add_(bias)
         parts = torch.get_num_threads()
-        if x.shape[0] == 1 and parts > 1 and weight.shape[0] % parts == 0:
+        if rows == 1 and parts > 1 and weight.shape[0] % parts == 0:
             y = split_gemv(x, weight, parts)
             return y if bias is None else y.add_(bias)
     return F.linear(x, weight, bias)

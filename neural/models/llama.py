@@ -134,8 +134,9 @@ class LlamaForCausalLM(nn.Module):
         self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.max_positions = max_positions
         self.cos_sin_cache = torch.empty(0)  # float32 always; built by load_weights on the real device
-        self.fused_rope = False
-        self.gather_decode_once = False  # CPU fast path: one DecodeGather per forward, read by every layer
+        # CPU fast path (set by bind_kv_cache): per-step RoPE cos/sin rows and one DecodeGather per decode
+        # forward, each built once and read by every layer
+        self.cpu_fast_path = False
         for p in self.parameters():
             p.requires_grad_(False)
 
@@ -143,8 +144,8 @@ class LlamaForCausalLM(nn.Module):
         """Returns final hidden states ``[T, hidden]``; call compute_logits on the rows to sample."""
         x = self.embed_tokens(input_ids)
         residual = None
-        rope = rope_cos_sin(self.cos_sin_cache, positions) if self.fused_rope else self.cos_sin_cache
-        if self.gather_decode_once and meta.is_decode:
+        rope = rope_cos_sin(self.cos_sin_cache, positions) if self.cpu_fast_path else self.cos_sin_cache
+        if self.cpu_fast_path and meta.is_decode:
             block_size = self.layers[0].self_attn.k_cache.shape[1]
             meta = replace(meta, decode_gather=DecodeGather.build(meta.block_tables, meta.context_lens, block_size))
         for layer in self.layers:
@@ -159,7 +160,7 @@ class LlamaForCausalLM(nn.Module):
         """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
         store, decode, varlen = select_ops(kv_cache.device)
         fast = use_cpu_fast_paths(kv_cache.device)
-        self.fused_rope = self.gather_decode_once = fast
+        self.cpu_fast_path = fast
         for norm in [self.norm] + [n for layer in self.layers for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
             norm.op = rms_norm_cpu if fast else rms_norm
         for module in self.modules():

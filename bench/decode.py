@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 
 from neural import Engine, EngineConfig, SamplingParams
 from neural.loader import load_model_files
+from neural.models.llama import Linear
 
 QUESTIONS = [
     "What is a knowledge base?", "Explain paged attention in one paragraph.", "Write a haiku about autumn.",
@@ -75,8 +78,9 @@ def hf_generate(model, tok_ids: list[list[int]], max_new: list[int], eos: set[in
     return results, dt
 
 
-def record_step_shapes(engine: Engine) -> list[tuple[int, int]]:
-    """Wrap the runner so every forward appends (tokens computed, sequences in the step)."""
+@contextmanager
+def recorded_step_shapes(engine: Engine) -> Iterator[list[tuple[int, int]]]:
+    """While open, every forward of the runner appends (tokens computed, sequences in the step)."""
     shapes: list[tuple[int, int]] = []
     run = engine.runner.run
 
@@ -85,14 +89,17 @@ def record_step_shapes(engine: Engine) -> list[tuple[int, int]]:
         return run(seqs, num_new_tokens, logits_rows)
 
     engine.runner.run = recording_run
-    return shapes
+    try:
+        yield shapes
+    finally:
+        engine.runner.run = run
 
 
 def weight_gemm_floor(engine: Engine, shapes: list[tuple[int, int]]) -> float:
     """Seconds the model's weight GEMMs alone take for these steps (the engine's own Linear ops, real
     weights, best of 2 per distinct shape): what a step costs with free attention, norms and scheduling."""
     model = engine.runner.model
-    layer_linears = [m for layer in model.layers for m in layer.modules() if type(m).__name__ == "Linear"]
+    layer_linears = [m for layer in model.layers for m in layer.modules() if isinstance(m, Linear)]
     cost: dict[tuple[int, int], float] = {}
     with torch.inference_mode():
         for tokens, seqs in set(shapes):
@@ -129,10 +136,8 @@ def run(
     tok_ids = [engine.tokenizer.encode(p) for p in prompts]
     t_eng = t_hf = float("inf")
     for _ in range(repeat):
-        run_model = engine.runner.run
-        shapes = record_step_shapes(engine)
-        outs, t, waste = engine_generate(engine, prompts, max_new)
-        engine.runner.run = run_model
+        with recorded_step_shapes(engine) as shapes:
+            outs, t, waste = engine_generate(engine, prompts, max_new)
         t_eng = min(t_eng, t)
         ref, t = hf_generate(hf, tok_ids, max_new, engine.eos_ids)
         t_hf = min(t_hf, t)

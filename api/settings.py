@@ -10,6 +10,8 @@ import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from pipeline.defaults import MAX_SPECULATIVE_TOKENS
+
 
 class SettingsError(ValueError):
     """The configuration (file, env vars or flags) is invalid; the message says which key and why."""
@@ -31,7 +33,7 @@ class Settings(BaseSettings):
     max_num_seqs: int = Field(64, ge=1)
     # prompt-lookup speculative decoding: most tokens proposed per step, 0 = off. Greedy output is unchanged;
     # RAG answers that quote their sources decode ~2x faster on the 2-core CPU (bench/RESULTS.md)
-    speculative_tokens: int = Field(0, ge=0, le=16)
+    speculative_tokens: int = Field(0, ge=0, le=MAX_SPECULATIVE_TOKENS)
     # security
     api_key: SecretStr | None = None  # required on /ask and /v1/* when set
     admin_api_key: SecretStr | None = None  # admin endpoints are refused until this is set

@@ -14,6 +14,7 @@ DEFAULT_MAX_TOKENS = 64
 # ask, eval), so none of the batching cost that keeps it off by default in the server (bench/RESULTS.md
 # "Pipeline": 10 eval questions 67.9 -> 33.3 s, identical answers).
 DEFAULT_SPECULATIVE_TOKENS = 4
+MAX_SPECULATIVE_TOKENS = 16  # the most any entry point (ask, serve) accepts
 
 
 def default_index_dir(kb_dir: str | Path) -> Path:

@@ -6,7 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.answerer import Answerer, AnswererConfig
-from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_RULES_DIR, DEFAULT_SPECULATIVE_TOKENS, default_index_dir
+from pipeline.defaults import (
+    DEFAULT_KB_DIR,
+    DEFAULT_RULES_DIR,
+    DEFAULT_SPECULATIVE_TOKENS,
+    MAX_SPECULATIVE_TOKENS,
+    default_index_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +47,10 @@ def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | N
     """The embedded default (repo kb/ + rules/ + the default model) unless paths are given.
     Pass ``engine`` to share an already-loaded engine (the server does); otherwise the engine built here
     speculates with prompt lookup, at most ``speculative_tokens`` per step (0: off)."""
-    if isinstance(speculative_tokens, bool) or not isinstance(speculative_tokens, int) or not 0 <= speculative_tokens <= 16:
-        raise ValueError(f"speculative_tokens must be an integer in 0..16 (0 = off); got {speculative_tokens!r}")
+    if (isinstance(speculative_tokens, bool) or not isinstance(speculative_tokens, int)
+            or not 0 <= speculative_tokens <= MAX_SPECULATIVE_TOKENS):
+        raise ValueError(f"speculative_tokens must be an integer in 0..{MAX_SPECULATIVE_TOKENS} (0 = off); "
+                         f"got {speculative_tokens!r}")
     holder = open_rules(rules_dir or DEFAULT_RULES_DIR)        # cheapest to fail first
     retriever = open_retriever(kb_dir or DEFAULT_KB_DIR, index_dir)
     if engine is None:

@@ -51,7 +51,7 @@ class Engine:
                 raise EngineError(f"kv_cache_bytes={kv_bytes} holds no KV block ({block_bytes} bytes per block)")
             self.runner = ModelRunner(
                 model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len,
-                packed=packed,
+                packed=packed, prepack_weights=cfg.cpu_prepack_weights,
             )
         if not cfg.enforce_eager:  # the KV cache is final: CUDA captures decode graphs, CPU does nothing
             self.runner.capture_decode_graphs(cfg.graph_batch_sizes())

@@ -69,9 +69,10 @@ class ModelRunner:
         num_blocks: int,
         max_model_len: int,
         packed: dict | None = None,
+        prepack_weights: bool = False,
     ) -> None:
         """``packed``: module name -> PackedWeight kept quantized (see neural.loader.gguf); the rest of the
-        model's weights come dense from ``weights``."""
+        model's weights come dense from ``weights``. ``prepack_weights``: see EngineConfig.cpu_prepack_weights."""
         self.config = model_config
         self.device, self.dtype = device, dtype
         self.block_size = block_size
@@ -93,7 +94,7 @@ class ModelRunner:
             2, model_config.num_hidden_layers, num_blocks, block_size,
             model_config.num_key_value_heads, model_config.head_dim, dtype=dtype, device=device,
         )
-        self.model.bind_kv_cache(self.kv_cache)
+        self.model.bind_kv_cache(self.kv_cache, prepack_weights)
 
     def prepare(
         self, seqs: list[Sequence], num_new_tokens: list[int]

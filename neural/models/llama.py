@@ -29,10 +29,11 @@ from neural.models.cpu_ops import (
     select_ops,
     use_cpu_fast_paths,
 )
+from neural.models.onednn_linear import PrepackedLinear, onednn_available
 
 
 class Linear(nn.Linear):
-    """nn.Linear whose forward is swapped for the CPU small-batch GEMM (cpu_ops.linear_cpu) by bind_kv_cache."""
+    """nn.Linear whose op bind_kv_cache swaps for the CPU one (cpu_ops.linear_cpu, onednn_linear.PrepackedLinear)."""
 
     op = staticmethod(F.linear)
 
@@ -156,16 +157,20 @@ class LlamaForCausalLM(nn.Module):
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.lm_head(hidden).float()  # a module call: a packed head dequantizes per row chunk
 
-    def bind_kv_cache(self, kv_cache: torch.Tensor) -> None:
-        """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``."""
+    def bind_kv_cache(self, kv_cache: torch.Tensor, prepack_weights: bool = False) -> None:
+        """``kv_cache`` is the engine's one pool ``[2, layers, blocks, block_size, kv_heads, head_dim]``.
+        ``prepack_weights``: fp32 linears on the CPU fast path get a oneDNN-blocked weight copy (onednn_linear)."""
         store, decode, varlen = select_ops(kv_cache.device)
         fast = use_cpu_fast_paths(kv_cache.device)
         self.cpu_fast_path = fast
         for norm in [self.norm] + [n for layer in self.layers for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
             norm.op = rms_norm_cpu if fast else rms_norm
+        prepack = fast and prepack_weights and onednn_available()
         for module in self.modules():
             if isinstance(module, Linear):  # packed layers (neural.quant) are not Linear and keep their own path
                 module.op = linear_cpu if fast else F.linear
+                if prepack and module.weight.dtype == torch.float32:
+                    module.op = PrepackedLinear(module.weight)
         for i, layer in enumerate(self.layers):
             layer.self_attn.fused_rope = fast
             layer.self_attn.k_cache = kv_cache[0, i]

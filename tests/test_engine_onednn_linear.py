@@ -141,3 +141,28 @@ def test_engine_batches_through_prepacked_linears_and_matches_hf(tmp_path, arch)
     assert not isinstance(plain.runner.model.lm_head.op, PrepackedLinear)
     assert [o.token_ids for o in plain.generate(prompts, SamplingParams(max_tokens=8, ignore_eos=True))] == \
         [o.token_ids for o in outs]
+
+
+@needs_onednn
+def test_no_prepacking_when_the_copy_would_not_fit_in_memory(monkeypatch):
+    import neural.models.llama as llama
+    from neural.models.cpu_ops import linear_cpu
+    from neural.models.llama import Linear
+
+    asked = []
+    monkeypatch.setattr(llama, "memory_allows_copy", lambda nbytes: asked.append(nbytes) or False)
+    model = _tiny_model()
+    with pytest.warns(UserWarning, match="does not fit in the available memory"):
+        model.bind_kv_cache(torch.zeros(2, 2, 4, 16, 2, 8), prepack_weights=True)
+    assert all(m.op is linear_cpu for m in model.modules() if isinstance(m, Linear))
+    # 2 layers x (qkv 64x32 + o 32x32 + gate_up 96x32 + down 32x48) + LM head 64x32, fp32
+    assert asked == [4 * (2 * (64 * 32 + 32 * 32 + 96 * 32 + 32 * 48) + 64 * 32)]
+
+
+def test_available_memory_decides_the_copy(monkeypatch, tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       8000000 kB\nMemAvailable:    1000000 kB\n")
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(meminfo if path == "/proc/meminfo" else path, *a, **k))
+    assert onednn_linear.memory_allows_copy(500_000 * 1024)
+    assert not onednn_linear.memory_allows_copy(500_001 * 1024)

@@ -1,6 +1,7 @@
 """Llama / Qwen2 decoder over the paged KV cache: RMSNorm, RoPE, GQA, SwiGLU, optional QKV bias."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import torch
@@ -29,7 +30,7 @@ from neural.models.cpu_ops import (
     select_ops,
     use_cpu_fast_paths,
 )
-from neural.models.onednn_linear import PrepackedLinear, onednn_available
+from neural.models.onednn_linear import PrepackedLinear, memory_allows_copy, onednn_available
 
 
 class Linear(nn.Linear):
@@ -165,7 +166,7 @@ class LlamaForCausalLM(nn.Module):
         self.cpu_fast_path = fast
         for norm in [self.norm] + [n for layer in self.layers for n in (layer.input_layernorm, layer.post_attention_layernorm)]:
             norm.op = rms_norm_cpu if fast else rms_norm
-        prepack = fast and prepack_weights and onednn_available()
+        prepack = fast and prepack_weights and onednn_available() and self._room_for_prepacked_weights()
         for module in self.modules():
             if isinstance(module, Linear):  # packed layers (neural.quant) are not Linear and keep their own path
                 module.op = linear_cpu if fast else F.linear
@@ -177,6 +178,15 @@ class LlamaForCausalLM(nn.Module):
             layer.self_attn.v_cache = kv_cache[1, i]
             layer.self_attn.store_kvcache, layer.self_attn.paged_attention_decode = store, decode
             layer.self_attn.paged_attention = varlen
+
+    def _room_for_prepacked_weights(self) -> bool:
+        weights = {m.weight.data_ptr(): m.weight for m in self.modules() if isinstance(m, Linear)}
+        nbytes = sum(w.numel() * w.element_size() for w in weights.values() if w.dtype == torch.float32)
+        if memory_allows_copy(nbytes):
+            return True
+        warnings.warn(f"cpu_prepack_weights: a second {nbytes / 2**30:.1f} GiB copy of the linear weights does not "
+                      "fit in the available memory; batched linears stay on MKL", stacklevel=3)
+        return False
 
     @torch.no_grad()
     def load_weights(self, weights, dtype: torch.dtype) -> None:

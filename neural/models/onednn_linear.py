@@ -34,6 +34,19 @@ def onednn_available() -> bool:
     return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_convolution_pointwise")
 
 
+def memory_allows_copy(nbytes: int) -> bool:
+    """A second copy of ``nbytes`` leaves at least as much memory available again (Linux MemAvailable; other
+    systems are not checked): the prepacked weights must not push the process into swap or the OOM killer."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return 2 * nbytes <= int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return True
+
+
 def conv_columns(rows: int) -> int:
     """Rows rounded up to 4, or to a multiple of 8 above 4 (zero rows: no effect on the real rows' outputs)."""
     return 4 if rows <= 4 else -(-rows // 8) * 8

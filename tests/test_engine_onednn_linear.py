@@ -76,12 +76,18 @@ def test_a_width_whose_layout_misfits_stays_on_mkl(monkeypatch):
 
 
 @needs_onednn
-def test_a_fitting_width_is_served_by_the_convolution(monkeypatch):
-    monkeypatch.setattr(onednn_linear, "_LAYOUT_FITS", {})
-    w = torch.randn(40, 24)
-    op = PrepackedLinear(w)
-    op(torch.randn(3, 24), w)
-    assert onednn_linear._LAYOUT_FITS == {(40, 24, 4, torch.get_num_threads()): True}
+def test_the_layout_check_compares_one_timed_convolution_with_one_gemm(monkeypatch):
+    """A fake clock makes the verdicts exact: the convolution at 3x MKL's time fits, at 5x (and 0.1 ms over) not."""
+    torch.manual_seed(4)
+    w, x = torch.randn(40, 24), torch.randn(3, 24)
+    for conv_s, expected in ((0.003, True), (0.0052, False)):
+        monkeypatch.setattr(onednn_linear, "_LAYOUT_FITS", {})
+        ticks = iter([0.0, conv_s, 1.0, 1.001])  # timed convolution, then the GEMM (1 ms)
+        monkeypatch.setattr(onednn_linear, "perf_counter", lambda: next(ticks))
+        op = PrepackedLinear(w)
+        torch.testing.assert_close(op(x, w), F.linear(x, w), rtol=1e-5, atol=1e-5)
+        assert onednn_linear._LAYOUT_FITS == {(40, 24, 4, torch.get_num_threads()): expected}
+        assert next(ticks, "spent") == "spent"  # measured once: the clock was read exactly four times
 
 
 def _tiny_model(dtype=torch.float32):

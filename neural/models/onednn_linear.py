@@ -15,7 +15,7 @@ float rounding, so the check decides speed only.
 """
 from __future__ import annotations
 
-import time
+from time import perf_counter
 
 import torch
 
@@ -93,11 +93,11 @@ class PrepackedLinear:
         fits = _LAYOUT_FITS.get(key)
         if fits is None:
             self._convolve(x)  # the first call at a shape builds oneDNN's kernel: not part of the timing
-            start = time.perf_counter()
+            start = perf_counter()
             self._convolve(x)
-            conv = time.perf_counter() - start
-            start = time.perf_counter()
+            conv = perf_counter() - start
+            start = perf_counter()
             torch.mm(self.weight, x.t())
-            gemm = time.perf_counter() - start
+            gemm = perf_counter() - start
             fits = _LAYOUT_FITS[key] = conv < MISFIT_RATIO * gemm + 1e-4
         return fits

@@ -32,7 +32,7 @@ class EngineConfig:
     enforce_eager: bool = False  # True: never capture CUDA graphs (decode steps run eagerly)
     cuda_graph_batch_sizes: tuple[int, ...] | None = None  # None -> 1, 2, 4, 8, ... capped at max_num_seqs
     # CPU, float32: batched steps' linears through oneDNN over a second, blocked copy of each weight
-    # (neural.models.onednn_linear: ~15 % faster at 16 concurrent requests; the linear weights' memory twice)
+    # (neural.models.onednn_linear: ~13 % faster at 16 concurrent requests; the linear weights' memory twice)
     cpu_prepack_weights: bool = True
 
     def __post_init__(self) -> None:

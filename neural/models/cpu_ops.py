@@ -127,6 +127,13 @@ def gemm_columns(rows: int) -> int:
     return rows
 
 
+def pad_rows(x: torch.Tensor, rows: int) -> torch.Tensor:
+    """``x`` with zero rows appended up to ``rows``, contiguous (a GEMM's padded columns)."""
+    if x.shape[0] == rows:
+        return x.contiguous()
+    return torch.cat([x, x.new_zeros(rows - x.shape[0], x.shape[1])])
+
+
 def linear_cpu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """``F.linear`` for fp32 CPU, computed as ``(W @ x^T)^T`` when x has 2..64 rows.
 
@@ -141,10 +148,7 @@ def linear_cpu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None 
     if x.dim() == 2 and x.dtype == torch.float32 and weight.dtype == torch.float32:
         rows = x.shape[0]
         if rows in SMALL_BATCH_ROWS:
-            columns = gemm_columns(rows)
-            if columns != rows:
-                x = torch.cat([x, x.new_zeros(columns - rows, x.shape[1])])
-            y = torch.mm(weight, x.t())[:, :rows].t().contiguous()
+            y = torch.mm(weight, pad_rows(x, gemm_columns(rows)).t())[:, :rows].t().contiguous()
             return y if bias is None else y.add_(bias)
         parts = torch.get_num_threads()
         if rows == 1 and parts > 1 and weight.shape[0] % parts == 0:

@@ -19,7 +19,7 @@ from time import perf_counter
 
 import torch
 
-from neural.models.cpu_ops import linear_cpu
+from neural.models.cpu_ops import linear_cpu, pad_rows
 
 MAX_ROWS = 224  # beyond: prefill-sized GEMMs, where MKL is as fast and 232+ columns want another layout
 PACKED_FOR_COLUMNS = 16  # the width the layout is chosen for: 4..224 columns fit it on the 2-core machine
@@ -71,14 +71,10 @@ class PrepackedLinear:
         rows = x.shape[0] if x.dim() == 2 else 0
         if weight is not self.weight or not 2 <= rows <= MAX_ROWS or x.dtype != torch.float32:
             return linear_cpu(x, weight, bias)
-        columns = conv_columns(rows)
-        if columns != rows:
-            x = torch.cat([x, x.new_zeros(columns - rows, x.shape[1])])
-        x = x.contiguous()
-        if not self._layout_fits(x):
-            y = torch.mm(weight, x.t())[:, :rows].t().contiguous()
-        else:
-            y = self._convolve(x)[:rows]
+        padded = pad_rows(x, conv_columns(rows))
+        if not self._layout_fits(padded):
+            return linear_cpu(x, weight, bias)  # MKL, at its own column widths
+        y = self._convolve(padded)[:rows]
         return y if bias is None else y.add_(bias)
 
     def _convolve(self, x: torch.Tensor) -> torch.Tensor:

@@ -194,6 +194,19 @@ class BlockManager:
             del seq.block_hashes[full:]
             seq.num_hashed_blocks = full
 
+    def reset_prefix_cache(self) -> bool:
+        """Forget every cached block (vLLM's reset_prefix_cache): later prompts compute from scratch.
+
+        Only while no block is in use (a running sequence's blocks may be shared through their hashes);
+        returns False, changing nothing, otherwise. Benchmarks call it between runs of the same prompts.
+        """
+        if self.num_used_blocks:
+            return False
+        for block in self.blocks:
+            block.hash, block.parent_hash, block.token_ids = None, None, None
+        self.cached.clear()
+        return True
+
     @property
     def prefix_cache_hit_rate(self) -> float:
         return self.prefix_hits / self.prefix_queries if self.prefix_queries else 0.0

@@ -121,6 +121,13 @@ class Engine:
         """Queue an abort; the next step() frees the request's blocks and emits its final output."""
         self._aborts.append(request_id)
 
+    def reset_prefix_cache(self) -> bool:
+        """Drop the prefix cache so the next prompts are computed in full; False (nothing dropped) while
+        requests are in flight, whose blocks the cache may share."""
+        if self.has_unfinished():
+            return False
+        return self.block_manager.reset_prefix_cache()
+
     def has_unfinished(self) -> bool:
         return bool(self._inbox or self._aborts or self.scheduler.has_unfinished())
 

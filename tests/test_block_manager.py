@@ -87,3 +87,21 @@ def test_rollback_frees_tail_blocks_and_uncaches_partial_block():
     assert len(bm.cached) == 1 and s.num_hashed_blocks == 1
     bm.free_seq(s)
     assert bm.num_free_blocks == 8
+
+
+
+def test_reset_prefix_cache_forgets_cached_blocks_only_when_none_is_in_use():
+    bm = BlockManager(num_blocks=8, block_size=4)
+    a = seq(list(range(12)), "a")
+    compute_all(bm, a)
+    assert len(bm.cached) == 3
+    assert not bm.reset_prefix_cache()  # a holds its blocks: refused, nothing dropped
+    b = seq(list(range(12)), "b")
+    assert len(bm.cached) == 3 and bm.match_prefix(b) == 8
+    bm.free_seq(a)
+    assert not bm.reset_prefix_cache()  # b still shares two of them
+    bm.free_seq(b)
+    assert bm.reset_prefix_cache()
+    assert bm.cached == {} and all(blk.hash is None and blk.token_ids is None for blk in bm.blocks)
+    assert bm.num_free_blocks == 8
+    assert bm.match_prefix(seq(list(range(12)), "c")) == 0  # the same prompt now misses

@@ -132,3 +132,18 @@ def test_metrics_and_kv_waste(folder):
     assert m["running"] == 2 and m["kv_blocks_used"] == 1 + 2  # 4 tokens -> 1 block, 8 tokens -> 2
     assert m["kv_blocks_used"] + m["kv_blocks_free"] == m["kv_blocks_total"] == 64
     assert m["kv_slot_waste"] == pytest.approx(1 - 12 / 12)
+
+
+def test_reset_prefix_cache_makes_the_same_prompt_compute_in_full(folder, hf):
+    eng = engine(folder)
+    first = eng.generate(SHARED + [40, 41], greedy())[0]
+    eng.add_request(SHARED + [7], greedy(3))
+    eng.step()
+    assert not eng.reset_prefix_cache()  # a request in flight may share cached blocks: refused
+    while eng.has_unfinished():
+        eng.step()
+    assert eng.reset_prefix_cache()
+    again = eng.generate(SHARED + [40, 41], greedy())[0]
+    assert again.metrics.cached_tokens == 0
+    assert again.token_ids == first.token_ids == hf_greedy(hf, SHARED + [40, 41], 10)
+    assert eng.block_manager.num_used_blocks == 0

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 from pipeline import prompts
 from pipeline.context import restates
 from pipeline.extraction import cited_indices, extract_claims, extract_evidence
-from pipeline.grounding import check_values, feedback, relation_reports, violations_of
+from pipeline.grounding import NOT_CITED, check_values, feedback, relation_reports, violations_of
 from pipeline.types import (STAGES, AnswerResult, AskOptions, Attempt, Citation, ClaimReport,
                             validate_question)
 
@@ -159,6 +159,9 @@ class Answerer:
         last = attempts[-1]
         if status in ("verified", "regenerated"):
             chosen, reason = last, "every claim is supported by the cited documents and no rule is violated"
+            if any(NOT_CITED in r.explanation for r in last.claims):
+                reason = ("every claim is supported by the documents, some only by a source the answer does not "
+                          "cite (see the claims), and no rule is violated")
         elif status == "abstained":
             chosen, reason = last, "the model said the documents do not contain the answer"
         else:

@@ -12,6 +12,8 @@ from symbolic.values import Date, Money, Percentage, Quantity
 UNCITED_CF = 0.8
 # A relation claim grounded only by its value in a cited passage (no pattern read the relation there).
 VALUE_FALLBACK_CF = 0.6
+# The phrase a claim's explanation carries when its support lies in a source the answer does not cite.
+NOT_CITED = "the answer does not cite"
 
 
 def _magnitude(v: Any) -> float | None:
@@ -61,7 +63,7 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             cf = (1.0 if cited else UNCITED_CF) * (SUPERSEDED_CF_FACTOR if ev.superseded else 1.0)
             how = f"{ev.doc_id} states {ev.text!r}" + (" (a superseded document)" if ev.superseded else "")
             if not cited:
-                how += "; the answer does not cite that source"
+                how += f"; {NOT_CITED} that source"
             reports.append(ClaimReport(m.text, m.start, m.end, "value", "supported", cf, [], how, m.cited, "value",
                                        [_ev_dict(ev)]))
         else:
@@ -108,6 +110,22 @@ def _value_fallback(claim: Any, values: Sequence[EvidenceValue]) -> tuple[float,
                 f"the value {ev.text!r} (value match, CF {cf:.2f})")
 
 
+def _support_not_cited(claim: Any, evidence: Sequence[Any]) -> str | None:
+    """A relation claim the documents state directly, but none of the sources its sentence cites: the fact
+    checks out while the citation points elsewhere (the default question cites the superseded 2023 policy
+    for the 2025 limit). Returns the note for its explanation, quoting what the cited sources state."""
+    fact = claim.fact
+    support = [f for f in evidence if f.relation == fact.relation and f.args == fact.args]
+    if not claim.cited or not support or any(f.provenance.doc_id in claim.cited for f in support):
+        return None
+    docs = ", ".join(dict.fromkeys(f.provenance.doc_id for f in support))
+    note = f"{NOT_CITED} {docs}, which states it: it cites {', '.join(claim.cited)}"
+    instead = [f for f in evidence if f.relation == fact.relation and f.provenance.doc_id in claim.cited]
+    if instead:
+        note += ", which states " + "; ".join(f"{f} ({f.provenance.describe()})" for f in instead[:2])
+    return note + f" (CF x {UNCITED_CF})"
+
+
 def relation_reports(verification: Any, evidence: Sequence[Any], passages: Sequence[Any],
                      values: Sequence[EvidenceValue] = ()) -> list[ClaimReport]:
     """ClaimReports from the verifier's ClaimVerdicts; failing claims carry what the documents state
@@ -121,6 +139,10 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
             if fallback is not None:
                 cf, how = fallback
                 verdict, explanation = "supported", explanation + "\n" + how
+        elif verdict == "supported":
+            elsewhere = _support_not_cited(claim, evidence)
+            if elsewhere is not None:
+                cf, explanation = cf * UNCITED_CF, explanation + "\n" + elsewhere
         said = []
         if verdict != "supported":
             said = [_fact_text(f, passages) for f in evidence if f.relation == claim.fact.relation]

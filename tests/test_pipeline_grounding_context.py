@@ -111,3 +111,30 @@ def test_uncited_decimal_value_keeps_the_words_after_it(rulebase):
     speed = FakePassage("products/lx500.md", "| Top speed, loaded | 1.5 m/s |\n", 0.9)
     r, _ = ask(rulebase, ["It drives 1.5 m/s when loaded."], question="How fast?", passages=[speed], policy="flag")
     assert r.status == "verified" and r.claims[0].text == "1.5 m/s"
+
+
+OLD_POLICY = FakePassage("hr/leave_2023.md", "Full-time employees receive 25 days of annual leave.", 0.9,
+                         superseded=True, superseded_by="hr/leave_2025.md")
+NEW_POLICY = FakePassage("hr/leave_2025.md", "Full-time employees receive 30 days of annual leave.", 0.8)
+LEAVE_Q = "How much annual leave do full-time employees get?"
+
+
+def test_a_fact_supported_only_by_a_source_the_answer_does_not_cite_says_so(rulebase):
+    # the README's default question: the right (2025) value, cited to the superseded 2023 policy
+    wrong_cite = "Full-time employees get 30 days of annual leave [1]."
+    r, _ = ask(rulebase, [wrong_cite], question=LEAVE_Q, passages=[OLD_POLICY, NEW_POLICY], policy="flag")
+    assert r.status == "verified" and "does not cite" in r.reason
+    (claim,) = r.claims
+    assert claim.relation == "annual_leave_days" and claim.verdict == "supported"
+    assert claim.cited == ["hr/leave_2023.md"] and claim.cf == pytest.approx(0.8)
+    assert "the answer does not cite hr/leave_2025.md, which states it: it cites hr/leave_2023.md" in claim.explanation
+    assert "25 day" in claim.explanation and "(superseded)" in claim.explanation  # what the cited source says
+
+
+def test_citing_the_source_that_states_the_fact_keeps_full_certainty(rulebase):
+    right_cite = "Full-time employees get 30 days of annual leave [2]."
+    r, _ = ask(rulebase, [right_cite], question=LEAVE_Q, passages=[OLD_POLICY, NEW_POLICY], policy="flag")
+    assert r.status == "verified" and "does not cite" not in r.reason
+    (claim,) = r.claims
+    assert claim.cited == ["hr/leave_2025.md"] and claim.cf == pytest.approx(1.0)
+    assert "does not cite" not in claim.explanation

@@ -89,7 +89,6 @@ def test_rollback_frees_tail_blocks_and_uncaches_partial_block():
     assert bm.num_free_blocks == 8
 
 
-
 def test_reset_prefix_cache_forgets_cached_blocks_only_when_none_is_in_use():
     bm = BlockManager(num_blocks=8, block_size=4)
     a = seq(list(range(12)), "a")

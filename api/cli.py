@@ -16,7 +16,7 @@ COMMAND_MODULES = [
     "api.commands.ask",
     "api.commands.serve",
     "api.commands.eval",
-    "api.commands.bench",
+    "api.commands.models",
 ]
 
 

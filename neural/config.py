@@ -16,7 +16,7 @@ QUANTIZATIONS = ("gguf",)  # gguf: keep a GGUF's Q8_0/Q4_0/Q4_1 tensors packed, 
 
 @dataclass
 class EngineConfig:
-    model: str | None = None  # HF folder or .gguf path; None = default SmolLM2 GGUF
+    model: str | None = None  # HF folder, .gguf path or a registry name (neural.model_registry); None = default
     dtype: str = "float32"  # float32 | bfloat16 | float16
     device: str = "auto"  # auto | cpu | cuda
     block_size: int = 16

@@ -12,6 +12,7 @@ from neural.block_manager import BlockManager
 from neural.config import CPU_DEFAULT_KV_BYTES, MAX_DEFAULT_MODEL_LEN, EngineConfig
 from neural.errors import EngineError, InvalidRequestError, PromptTooLongError
 from neural.loader import load_model
+from neural.model_registry import resolve_model
 from neural.model_runner import ModelRunner, kv_bytes_per_block
 from neural.output_processor import check_stop, make_output, update_text
 from neural.sampler import Sampler
@@ -27,10 +28,7 @@ class Engine:
         self.config = cfg = config or EngineConfig()
         if cfg.num_threads:
             torch.set_num_threads(cfg.num_threads)
-        if cfg.model is None:
-            from neural.default_model import default_model_path
-
-            cfg.model = str(default_model_path())
+        cfg.model = resolve_model(cfg.model)  # None -> the default model; a registry name -> its file
         self.device = cfg.resolve_device()
         loaded = load_model(cfg.model, cfg.quantization)
         model_config, weights, packed = loaded.config, loaded.weights, loaded.packed

@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from api.commands.models import MODEL_HELP
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SPECULATIVE_TOKENS
 
 
@@ -13,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("question", help="the question (English or Chinese, 1..4000 characters)")
     p.add_argument("--kb", metavar="DIR", default=None, help="knowledge base folder (default: the embedded kb/)")
     p.add_argument("--rules", metavar="DIR", default=None, help="rule folder (default: the embedded rules/)")
-    p.add_argument("--model", metavar="PATH", default=None, help="HF folder or .gguf (default: SmolLM2-135M)")
+    p.add_argument("--model", metavar="NAME|PATH", default=None, help=MODEL_HELP)
     p.add_argument("--index", metavar="DIR", default=None, help="index folder (default: next to the KB)")
     p.add_argument("--policy", choices=["flag", "abstain", "regenerate"], default="regenerate",
                    help="what to do with an answer that fails verification (default: regenerate, then flag)")

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from api.commands.models import MODEL_HELP
 from pipeline.defaults import DEFAULT_MAX_TOKENS
 
 DEFAULT_KB = "kb"
@@ -21,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kb", default=DEFAULT_KB, help="knowledge-base folder (system runs; default: kb)")
     p.add_argument("--rules", default=DEFAULT_RULES, help="rule folder (system runs; default: rules)")
     p.add_argument("--index", default=None, help="index folder (default: next to the KB)")
-    p.add_argument("--model", default=None, help="model path (.gguf or HF folder); default SmolLM2 GGUF")
+    p.add_argument("--model", default=None, help=MODEL_HELP)
     p.add_argument("--out", default=None, help="output folder (default: runs/<dataset name>-<mode>)")
     p.add_argument("--limit", type=int, default=None, help="evaluate N items only")
     p.add_argument("--seed", type=int, default=None, help="with --limit: a seeded random subset; also the sampling seed")

@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from api.commands.models import MODEL_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("generate", help="generate text with the decode engine (default: SmolLM2-135M)")
     p.add_argument("prompt", help="the prompt (a user message unless --raw)")
-    p.add_argument("--model", metavar="PATH", default=None,
-                   help="HF folder (config.json + *.safetensors + tokenizer.json) or .gguf file "
-                        "(default: the embedded SmolLM2-135M-Instruct)")
+    p.add_argument("--model", metavar="NAME|PATH", default=None, help=MODEL_HELP)
     p.add_argument("--max-tokens", type=int, default=256, help="most tokens to generate (default 256)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--top-p", type=float, default=1.0)

@@ -5,6 +5,8 @@ import argparse
 import logging
 import sys
 
+from api.commands.models import MODEL_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("serve", help="serve the REST API (/ask, /v1/chat/completions, admin, metrics)")
@@ -13,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kb", metavar="DIR", default=None, help="knowledge base folder (default: the embedded kb/)")
     p.add_argument("--index", metavar="DIR", default=None, help="index folder (default: next to the KB)")
     p.add_argument("--rules", metavar="DIR", default=None, help="rule folder (default: the embedded rules/)")
-    p.add_argument("--model", metavar="PATH", default=None, help="HF folder or .gguf (default: SmolLM2-135M)")
+    p.add_argument("--model", metavar="NAME|PATH", default=None, help=MODEL_HELP)
     p.add_argument("--speculative-tokens", type=int, metavar="K", default=None,
                    help="prompt-lookup speculative decoding, at most K proposed tokens per step (default 0: off)")
     p.add_argument("--config", metavar="FILE", default=None,

@@ -39,6 +39,13 @@ class AnswererConfig:
                 raise ValueError(f"{name} must be a positive integer or None; got {v!r}")
 
 
+@dataclass
+class Prepared:
+    question: str
+    retrieved: list[Any]          # what retrieval returned, before the prompt's selection
+    prompt: prompts.Prompt        # the first attempt's prompt, exactly as the model would see it
+
+
 class _Holder:
     """Wraps a bare RuleBase so both it and symbolic.RuleBaseHolder expose ``.current``."""
 
@@ -94,18 +101,15 @@ class Answerer:
         t_start = time.perf_counter()
 
         t = time.perf_counter()
-        passages = self._sources(q, list(self.retriever.search(q, top_k=opts.top_k)))
+        _retrieved, passages = self.retrieve(q, opts)
         timings["retrieve"] = _ms(time.perf_counter() - t)
 
-        tokenizer = self.generator.tokenizer
         attempts: list[Attempt] = []
         followup: list[dict] = []
         max_attempts = 1 if opts.policy == "flag" else opts.max_attempts
         status, prompt = None, None
         for k in range(max_attempts):
-            prompt = prompts.build(q, passages, tokenizer, context_len=self.context_len,
-                                   max_tokens=opts.max_tokens, followup=followup,
-                                   form=self.config.prompt_form, question_first=self.config.question_first)
+            prompt = self._prompt(q, passages, opts, followup)
             t = time.perf_counter()
             facts, values = self._evidence(prompt.passages, rulebase)
             extract_s = time.perf_counter() - t
@@ -186,6 +190,24 @@ class Answerer:
             for n in cited_indices(chosen.answer, len(prompt.passages)) for p in [prompt.passages[n - 1]]]
         return AnswerResult(q, answer, status, cites, claims, violations, attempts, timings, usage,
                             opts.policy, reason)
+
+    def prepare(self, question: str, options: AskOptions | None = None) -> Prepared:
+        """Everything before generation: the passages retrieved and the first attempt's exact prompt
+        (what ``verirag eval --mode context`` measures without running the model)."""
+        q = validate_question(question)
+        opts = (options or AskOptions()).validate()
+        retrieved, passages = self.retrieve(q, opts)
+        return Prepared(q, retrieved, self._prompt(q, passages, opts, []))
+
+    def retrieve(self, question: str, opts: AskOptions) -> tuple[list[Any], list[Any]]:
+        """(what search returned, the passages the prompt may show, best first)."""
+        retrieved = list(self.retriever.search(question, top_k=opts.top_k))
+        return retrieved, self._sources(question, retrieved)
+
+    def _prompt(self, q: str, passages: list[Any], opts: AskOptions, followup: list[dict]) -> prompts.Prompt:
+        return prompts.build(q, passages, self.generator.tokenizer, context_len=self.context_len,
+                             max_tokens=opts.max_tokens, followup=followup,
+                             form=self.config.prompt_form, question_first=self.config.question_first)
 
     # -- helpers ----------------------------------------------------------------------------------
     def _sources(self, question: str, passages: list[Any]) -> list[Any]:

@@ -26,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="output folder (default: runs/<dataset name>-<mode>)")
     p.add_argument("--limit", type=int, default=None, help="evaluate N items only")
     p.add_argument("--seed", type=int, default=None, help="with --limit: a seeded random subset; also the sampling seed")
-    p.add_argument("--mode", choices=("auto", "system", "detector"), default="auto",
-                   help="dataset kind (auto: decided by the keys of the first line)")
+    p.add_argument("--mode", choices=("auto", "system", "detector", "context"), default="auto",
+                   help="dataset kind (auto: decided by the keys of the first line); context: a system dataset "
+                        "measured without generation (do the gold facts reach the retrieved passages and the prompt?)")
     p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                    help=f"tokens per attempt (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--no-progress", action="store_true")
@@ -66,8 +67,10 @@ def _run(args: argparse.Namespace) -> int:
     from pipeline.evaluation.detector import DetectorConfig
     from pipeline.evaluation.runner import RunError, RunSpec, run_eval
 
-    ds = load_dataset(args.dataset, args.mode)
-    out = Path(args.out or f"runs/{Path(args.dataset).parent.name}-{Path(args.dataset).stem}-{ds.kind}")
+    context = args.mode == "context"
+    ds = load_dataset(args.dataset, "system" if context else args.mode)
+    kind = "context" if context else ds.kind
+    out = Path(args.out or f"runs/{Path(args.dataset).parent.name}-{Path(args.dataset).stem}-{kind}")
     if ds.kind == "detector":
         from pipeline.evaluation.processors import DetectorProcessor
         from pipeline.evaluation.verifier_bridge import make_verify
@@ -85,16 +88,24 @@ def _run(args: argparse.Namespace) -> int:
                 raise RunError(f"{name} {path}: no such folder")
         support = read_support(args.kb, ds.items)
         setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
-                             max_tokens=args.max_tokens)
+                             max_tokens=args.max_tokens, generate=not context)
         config = setup.describe
-        process = SystemProcessor(setup.ask, support, setup.read_facts)
-    summary = run_eval(RunSpec(ds, out, args.limit, args.seed, config, progress=not args.no_progress), process)
+        if context:
+            from pipeline.evaluation.context_recall import ContextProcessor
+            process = ContextProcessor(setup.prepare, support)
+        else:
+            process = SystemProcessor(setup.ask, support, setup.read_facts)
+    summary = run_eval(RunSpec(ds, out, args.limit, args.seed, config, progress=not args.no_progress,
+                               mode=kind if context else None), process)
     print(json.dumps(_brief(summary), indent=2, ensure_ascii=False))
     print(f"wrote {out}/results.jsonl, summary.json, report.html")
     return 0
 
 
 def _brief(s: dict) -> dict:
+    if s["kind"] == "context":
+        return {k: s[k] for k in ("n", "retrieval_recall", "context_recall", "support_recall",
+                                  "items_complete_in_prompt", "mean_prompt_tokens")}
     if s["kind"] == "detector":
         return {k: s[k] for k in ("n", "precision", "recall", "f1", "balanced_accuracy", "confusion")}
     return {"n": s["n"], "headline": s["headline"], "status": s["status"]}

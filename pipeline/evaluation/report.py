@@ -129,8 +129,22 @@ def _detector_html(s: dict, records: list[dict]) -> str:
     return "".join(parts)
 
 
+def _context_html(s: dict, records: list[dict]) -> str:
+    keys = ["n", "gold_facts", "computed_facts", "retrieval_recall", "context_recall", "support_recall",
+            "items_complete_in_prompt", "mean_prompt_tokens"]
+    parts = ["<h2>Context recall (no generation)</h2>", _table([["all"] + [s[k] for k in keys]], ["subset"] + keys)]
+    for field in ("kind", "language"):
+        parts.append(f"<h2>By {field}</h2>" + _table([[k] + [v[x] for x in keys] for k, v in s[f"by_{field}"].items()],
+                                                     [field] + keys))
+    missed = [(r["id"], f["object"], "retrieved" if f["retrieved"] else "not retrieved", r["question"][:100])
+              for r in records for f in r["facts"] if f["groundable"] and not f["in_prompt"]]
+    parts.append("<h2>Gold facts the prompt misses</h2>" + _table(missed, ["id", "gold value", "retrieval", "question"]))
+    return "".join(parts)
+
+
 def write_report(path: Path, summary: dict, records: list[dict]) -> None:
-    body = _detector_html(summary, records) if summary["kind"] == "detector" else _system_html(summary, records)
+    html_of = {"detector": _detector_html, "context": _context_html}.get(summary["kind"], _system_html)
+    body = html_of(summary, records)
     run = html.escape(json.dumps(summary.get("run", {}), indent=2, ensure_ascii=False, default=str))
     doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>verirag eval</title><style>{CSS}"
            f"</style></head><body><h1>verirag evaluation — {summary['kind']} run, {summary['n']} items</h1>"

@@ -34,6 +34,11 @@ class RunSpec:
     seed: int | None = None
     config: dict = field(default_factory=dict)   # what was evaluated: model, kb, rules, thresholds
     progress: bool = True
+    mode: str | None = None                      # "context": a system dataset measured without generation
+
+    @property
+    def kind(self) -> str:
+        return self.mode or self.dataset.kind
 
 
 def file_sha256(path: str | Path) -> str:
@@ -76,7 +81,7 @@ def _check_identity(spec: RunSpec, run: dict) -> None:
 
 
 def _estimate(kind: str, records: list[dict]) -> dict:
-    if not records:
+    if not records or kind == "context":
         return {}
     if kind == "detector":
         m = binary_metrics(confusion(records))
@@ -95,7 +100,7 @@ def run_eval(spec: RunSpec, process: Callable[[object], dict],
     spec.out_dir.mkdir(parents=True, exist_ok=True)
     items = select(spec.dataset.items, spec.limit, spec.seed)
     run = {"dataset": str(Path(spec.dataset.path).resolve()), "dataset_sha256": file_sha256(spec.dataset.path),
-           "kind": spec.dataset.kind, "limit": spec.limit, "seed": spec.seed, "config": spec.config,
+           "kind": spec.kind, "limit": spec.limit, "seed": spec.seed, "config": spec.config,
            "n_selected": len(items)}
     _check_identity(spec, run)
     results_path = spec.out_dir / RESULTS
@@ -104,7 +109,7 @@ def run_eval(spec: RunSpec, process: Callable[[object], dict],
     todo = [it for it in items if it.id not in done]
     records = list(done.values())
     bar = tqdm(total=len(items), initial=len(done), disable=not spec.progress, unit="item",
-               desc=f"eval {spec.dataset.kind}", dynamic_ncols=True)
+               desc=f"eval {spec.kind}", dynamic_ncols=True)
     with results_path.open("a", encoding="utf-8") as fh:
         for item in todo:
             t0 = time.perf_counter()
@@ -117,8 +122,8 @@ def run_eval(spec: RunSpec, process: Callable[[object], dict],
             if on_record is not None:
                 on_record(rec)
             bar.update(1)
-            bar.set_postfix(_estimate(spec.dataset.kind, records), refresh=False)
-            if spec.dataset.kind == "system":   # slow items: keep a partial summary on disk
+            bar.set_postfix(_estimate(spec.kind, records), refresh=False)
+            if spec.kind == "system":   # slow items: keep a partial summary on disk
                 _write_summary(spec, run, items, records, len(done))
     bar.close()
     summary = _write_summary(spec, run, items, records, len(done))
@@ -130,7 +135,7 @@ def run_eval(spec: RunSpec, process: Callable[[object], dict],
 def _write_summary(spec: RunSpec, run: dict, items: list, records: list[dict], resumed: int) -> dict:
     order = {it.id: i for i, it in enumerate(items)}
     records.sort(key=lambda r: order[r["id"]])
-    summary = summarise(spec.dataset.kind, records)
+    summary = summarise(spec.kind, records)
     summary["run"] = {k: run[k] for k in ("dataset", "kind", "limit", "seed", "config", "n_selected")}
     summary["complete"] = len(records) == len(items)
     summary["resumed_items"] = resumed
@@ -142,4 +147,7 @@ def _write_summary(spec: RunSpec, run: dict, items: list, records: list[dict], r
 
 def summarise(kind: str, records: Iterable[dict]) -> dict:
     records = list(records)
+    if kind == "context":
+        from pipeline.evaluation.context_recall import context_summary
+        return context_summary(records)
     return detector_summary(records) if kind == "detector" else system_summary(records)

@@ -13,16 +13,41 @@ class SystemSetup:
     ask: Callable[[str], Any]
     read_facts: FactReader | None
     describe: dict
+    prepare: Callable[[str], Any]      # question -> the passages and the exact prompt, no generation
+
+
+class TokenizerOnlyModel:
+    """The model seam the answerer needs to build prompts (tokenizer, context length, config) without
+    loading weights: context-recall runs measure prompts, never generate."""
+
+    def __init__(self, model: str | None):
+        from neural.config import MAX_DEFAULT_MODEL_LEN
+        from neural.loader import load_model
+        from neural.model_registry import resolve_model
+        from neural.tokenizer import Tokenizer
+
+        path = resolve_model(model)
+        self.model_config = load_model(path).config      # weights are a lazy iterator: never read here
+        self.tokenizer = Tokenizer.from_model_path(path, self.model_config.eos_token_ids)
+        self.max_model_len = min(self.model_config.max_position_embeddings, MAX_DEFAULT_MODEL_LEN)
+
+    def chat(self, *_: Any, **__: Any) -> Any:
+        raise RuntimeError("a context-recall run never generates")
+
+    stream = chat
 
 
 def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *, index_dir: str | Path | None,
-                 seed: int | None, max_tokens: int = 256, max_attempts: int = 3, top_k: int = 5) -> SystemSetup:
+                 seed: int | None, max_tokens: int = 256, max_attempts: int = 3, top_k: int = 5,
+                 generate: bool = True) -> SystemSetup:
     """One Answerer with the regenerate policy; every question is asked once and both the first
-    attempt (plain RAG) and the final answer are scored from that one result."""
+    attempt (plain RAG) and the final answer are scored from that one result. ``generate=False`` loads
+    only the tokenizer (context-recall runs)."""
     from pipeline import AskOptions, default_answerer
     from symbolic import Provenance
 
-    answerer = default_answerer(kb_dir, rules_dir, model, index_dir)
+    engine = None if generate else TokenizerOnlyModel(model)
+    answerer = default_answerer(kb_dir, rules_dir, model, index_dir, engine=engine)
     options = AskOptions(top_k=top_k, policy="regenerate", max_attempts=max_attempts, max_tokens=max_tokens,
                          temperature=0.0, seed=seed)
 
@@ -33,6 +58,7 @@ def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *
         return [(f.relation, f.args) for f, _, _ in rb.extract(text, source=Provenance("answer"))]
 
     return SystemSetup(ask=lambda q: answerer.ask(q, options), read_facts=read_facts,
+                       prepare=lambda q: answerer.prepare(q, options),
                        describe={"model": model or "default (SmolLM2-135M-Instruct Q4_1)",
                                  "kb": str(Path(kb_dir).resolve()), "rules": str(Path(rules_dir).resolve()),
                                  "policy": "regenerate", "max_attempts": max_attempts, "top_k": top_k,

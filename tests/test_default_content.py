@@ -1,44 +1,16 @@
 """Integrity of the embedded default domain: kb/ front matter, the superseded pair, and the eval set's grounding."""
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
 
-import pytest
-import yaml
+from content_support import KINDS, REQUIRED, mentions, numbers, read_jsonl, split_front_matter
 
 ROOT = Path(__file__).resolve().parent.parent
 KB = ROOT / "kb"
 EVAL = ROOT / "eval" / "default_domain.jsonl"
 KB_README = ROOT / "docs" / "default_domain.md"
-
-KINDS = {"answerable", "multi_hop", "numeric", "unanswerable", "false_premise", "superseded", "constraint"}
-REQUIRED = {"id": str, "question": str, "language": str, "kind": str, "gold_answer": str,
-            "gold_facts": list, "support": list, "forbidden": list}
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-# A number as written in the documents: optional thousands separators, optional decimals.
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
-
-
-def numbers(text: str) -> set[float]:
-    """Every number in the text, thousands separators removed, as floats (so '2.0' == '2')."""
-    return {float(m.replace(",", "")) for m in _NUMBER.findall(text)}
-
-
-def norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().lower()
-
-
-def mentions(text: str, value: str) -> bool:
-    """Whether the text states the value, whole numbers only: 'EUR 75' is not in 'EUR 750', '5 %' not in '25 %'."""
-    pattern = re.escape(norm(value))
-    if value[:1].isdigit():
-        pattern = r"(?<![\d.,])" + pattern
-    if value[-1:].isdigit():
-        pattern += r"(?![\d]|[.,]\d)"
-    return re.search(pattern, norm(text)) is not None
 
 
 def kb_docs() -> dict[str, tuple[dict, str]]:
@@ -47,10 +19,8 @@ def kb_docs() -> dict[str, tuple[dict, str]]:
     for path in sorted(KB.rglob("*.md")):
         if path == KB_README:
             continue
-        text = path.read_text(encoding="utf-8")
-        m = _FRONT.match(text)
-        assert m, f"{path.relative_to(KB)}: no YAML front matter"
-        docs[path.relative_to(KB).as_posix()] = (yaml.safe_load(m.group(1)), text[m.end():])
+        doc_id = path.relative_to(KB).as_posix()
+        docs[doc_id] = split_front_matter(path.read_text(encoding="utf-8"), doc_id)
     return docs
 
 
@@ -64,14 +34,7 @@ def vocabulary() -> tuple[set[str], set[str]]:
 
 
 def eval_items() -> list[dict]:
-    items = []
-    for n, line in enumerate(EVAL.read_text(encoding="utf-8").splitlines(), 1):
-        assert line.strip(), f"line {n}: blank line"
-        try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            pytest.fail(f"line {n}: not JSON: {exc}")
-    return items
+    return read_jsonl(EVAL)
 
 
 DOCS = kb_docs()

@@ -1,4 +1,4 @@
-"""Knowledge-base loading: walking the folder safely, decoding, YAML front matter, language guess."""
+"""Knowledge-base loading: walking the folder safely, decoding (PDF, HTML), front matter, language guess."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -13,12 +13,14 @@ import yaml
 
 from .errors import DocumentError, PathRefusedError
 from .html_text import html_to_text
+from .pdf_text import pdf_to_text
 from .records import Document, DocumentMeta
+from .supersession import find_banner
 
 log = logging.getLogger(__name__)
 
-KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html"}
-# PDF needs a PDF text extractor; none is a dependency, so .pdf files are skipped with a logged reason.
+KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html",
+         ".pdf": "pdf"}
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
@@ -115,13 +117,17 @@ def load_document(root: Path, rel: str | Path, limits: LoadLimits | None = None)
     if size > limits.max_file_bytes:
         raise DocumentError(f"{doc_id}: {size} bytes exceeds the limit of {limits.max_file_bytes} bytes")
     raw = path.read_bytes()
-    text = decode(raw, doc_id)
     fm: dict = {}
     body_start = 0
-    html_title = html_lang = None
-    if kind == "html":
-        text, html_title, html_lang = html_to_text(text)
+    embedded_title = html_lang = None
+    page_starts: list[int] | None = None
+    if kind == "pdf":
+        text, page_starts, embedded_title = pdf_to_text(raw, doc_id)
     else:
+        text = decode(raw, doc_id)
+    if kind == "html":
+        text, embedded_title, html_lang = html_to_text(text)
+    elif kind != "pdf":
         fm, body_start = parse_front_matter(text, doc_id)
     tags = fm.get("tags") or []
     if isinstance(tags, str):
@@ -131,12 +137,16 @@ def load_document(root: Path, rel: str | Path, limits: LoadLimits | None = None)
     supersedes = _meta_str(fm, "supersedes", doc_id)
     if supersedes is not None:
         supersedes = normalize_doc_id(supersedes)
+    authority = _meta_str(fm, "authority", doc_id)
+    banner = find_banner(text, body_start)
     meta = DocumentMeta(
         doc_id=doc_id, sha256=hashlib.sha256(raw).hexdigest(), kind=kind,
-        title=_meta_str(fm, "title", doc_id) or html_title,
+        title=_meta_str(fm, "title", doc_id) or embedded_title,
         language=(_meta_str(fm, "language", doc_id) or html_lang or guess_language(text[body_start:])).lower(),
         tags=[str(t).strip() for t in tags if str(t).strip()],
-        effective_date=_meta_str(fm, "effective_date", doc_id), supersedes=supersedes, body_start=body_start)
+        effective_date=_meta_str(fm, "effective_date", doc_id), supersedes=supersedes, body_start=body_start,
+        authority=authority.lower() if authority else None, banner=banner[0] if banner else None,
+        banner_ref=banner[1] if banner else None, page_starts=page_starts)
     return Document(meta=meta, text=text)
 
 
@@ -167,8 +177,6 @@ def scan_kb(root: str | Path, limits: LoadLimits | None = None) -> tuple[list[st
             rel = p.relative_to(root).as_posix()
             if p.is_symlink():
                 refused.append((rel, "symlinks are refused in a knowledge base"))
-            elif p.suffix.lower() == ".pdf":
-                refused.append((rel, "PDF is not supported (no PDF text extractor installed)"))
             elif p.suffix.lower() in KINDS:
                 found.append(rel)
     found.sort()

@@ -14,9 +14,11 @@ from .chunking import CHUNKER_VERSION, ChunkingConfig, chunk_text
 from .documents import LoadLimits, load_document, scan_kb
 from .embedder import DEFAULT_EMBEDDER, Embedder, get_embedder, probe_vector
 from .errors import DocumentError, IndexCorruptError, IndexMismatchError, IndexNotFoundError, RetrievalError
+from .injection import quarantine_reason
 from .records import Chunk, Document, DocumentMeta, IngestReport
 from .snapshot import Snapshot
 from .status import kb_matches
+from .supersession import link_supersedes
 from .store import (collect_garbage, commit_version, current_version_dir, default_index_dir, ingest_lock,
                     read_manifest)
 from .vector_index import VectorIndexConfig
@@ -26,10 +28,27 @@ PROBE_MIN_COSINE = 0.999
 
 
 def embedding_text(meta: DocumentMeta, chunk: Chunk) -> str:
-    """What the embedder sees: the chunk with its title and heading path, which often carry the topic."""
+    """What the embedder sees: the chunk with its title and heading path, which often carry the topic,
+    and its context prefix (a table's header, a list's lead-in), without which rows are bare values."""
     context = [meta.title or ""] + [h for h in chunk.heading_path if h not in chunk.text[:200]]
     head = " > ".join(c for c in context if c)
-    return f"{head}\n{chunk.text}" if head else chunk.text
+    return "\n".join(x for x in (head, chunk.context_prefix, chunk.text) if x)
+
+
+def bm25_text(meta: DocumentMeta, chunk: Chunk) -> str:
+    """What BM25 indexes: heading path, title, context prefix and text (a header's words count)."""
+    return "\n".join([" ".join(chunk.heading_path), meta.title or "", chunk.context_prefix or "", chunk.text])
+
+
+def new_chunks(doc: Document, cfg: ChunkingConfig) -> list[Chunk]:
+    """Chunk one document and flag the chunks that address the model (Chunk.quarantine): a sentence
+    that does is cut out into a chunk of its own; a pattern across sentences flags its whole chunk."""
+    m = doc.meta
+    chunks = chunk_text(m.doc_id, doc.text, m.body_start, cfg, headings=m.kind in ("markdown", "html"),
+                        page_starts=m.page_starts, isolate=quarantine_reason)
+    for c in chunks:
+        c.quarantine = c.quarantine or quarantine_reason(c.text)
+    return chunks
 
 
 def check_embedder(manifest: dict, emb: Embedder, where: str) -> None:
@@ -108,6 +127,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             return IngestReport(index_dir=str(idx), version=manifest["version"],
                                 unchanged=list(manifest["documents"]),
                                 skipped=[tuple(x) for x in manifest.get("skipped", [])],
+                                superseded=[tuple(x) for x in manifest.get("superseded", [])],
+                                quarantined=[tuple(x) for x in manifest.get("quarantined", [])],
                                 num_documents=manifest["num_documents"], num_chunks=manifest["num_chunks"],
                                 vector_index=manifest["vector_index"]["kind"], changed=False,
                                 seconds=time.perf_counter() - t0)
@@ -125,7 +146,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                 raise DocumentError(f"{rel}: {reason}")
             log.warning("skipped %s: %s", rel, reason)
         report.skipped = sorted(refused)
-        _link_supersedes(docs, report)
+        link_supersedes(docs, report)
 
         # Reuse the chunks and vectors of files whose bytes are unchanged; chunk the rest.
         old_rows: dict[str, list[int]] = {}
@@ -145,13 +166,19 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                 sources += rows
             else:
                 (report.updated if old is not None else report.added).append(m.doc_id)
-                new = chunk_text(m.doc_id, d.text, m.body_start, cfg, headings=m.kind != "text")
+                new = new_chunks(d, cfg)
                 chunks += new
                 sources += [-1] * len(new)
         report.removed = sorted(set(prev.docs) - set(metas)) if prev else []
         report.num_documents, report.num_chunks = len(docs), len(chunks)
+        report.quarantined = [(c.chunk_id, c.start_line, c.end_line, c.quarantine) for c in chunks if c.quarantine]
+        for q in report.quarantined:  # info: `verirag ingest` prints them from the report
+            log.info("quarantined %s (lines %d-%d): %s", *q)
+        # Same documents, metadata and skipped files: nothing to write. (A newly skipped file must reach
+        # the manifest, or index_status would call the index stale on every check.)
         if prev and not (report.added or report.updated or report.removed) and vectors is None and \
-                [asdict(m) for m in prev.docs.values()] == [asdict(d.meta) for d in docs]:
+                [asdict(m) for m in prev.docs.values()] == [asdict(d.meta) for d in docs] and \
+                report.skipped == [tuple(x) for x in prev.manifest.get("skipped", [])]:
             report.version, report.changed = prev.manifest["version"], False
             report.vector_index = prev.manifest["vector_index"]["kind"]
             report.seconds = time.perf_counter() - t0
@@ -179,8 +206,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             bar.close()
         report.embedded_chunks = len(todo)
         # Chunk ids are per-document positions, so they stay stable for unchanged files.
-        bm25 = BM25Index.build([" ".join(c.heading_path) + "\n" + (metas[c.doc_id].title or "") + "\n" + c.text
-                                for c in chunks])
+        bm25 = BM25Index.build([bm25_text(metas[c.doc_id], c) for c in chunks])
         index, kind = vector_index.build(embeddings, vcfg)
         snap = Snapshot({}, metas, {d.meta.doc_id: d.text for d in docs}, chunks, embeddings, index, bm25)
 
@@ -193,7 +219,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                     "vector_index": {"kind": kind, "config": vcfg.to_dict()},
                     "num_documents": len(docs), "num_chunks": len(chunks), "files": files,
                     "documents": {d.meta.doc_id: d.meta.sha256 for d in docs},
-                    "skipped": report.skipped}
+                    "skipped": report.skipped, "superseded": report.superseded,
+                    "quarantined": report.quarantined}
 
         report.version = commit_version(idx, write)
         report.vector_index = kind
@@ -201,23 +228,3 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
         report.seconds = time.perf_counter() - t0
         log.info("ingest %s -> %s: %s", kb, idx, report.summary())
         return report
-
-
-def _link_supersedes(docs: list[Document], report: IngestReport) -> None:
-    """Mark each superseded document with the id of the newest document superseding it."""
-    by_id = {d.meta.doc_id: d.meta for d in docs}
-    for m in sorted(by_id.values(), key=lambda m: (m.effective_date or "", m.doc_id)):
-        if m.supersedes is None:
-            continue
-        target = by_id.get(m.supersedes)
-        if target is None:
-            report.warnings.append(f"{m.doc_id}: supersedes {m.supersedes!r}, which is not in the knowledge base")
-        elif target is m:
-            report.warnings.append(f"{m.doc_id}: a document cannot supersede itself")
-        else:
-            if target.superseded_by is not None:
-                report.warnings.append(f"{m.supersedes}: superseded by both {target.superseded_by} and {m.doc_id}; "
-                                       f"{m.doc_id} (later effective_date) wins")
-            target.superseded_by = m.doc_id
-    for w in report.warnings:
-        log.warning(w)

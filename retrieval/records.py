@@ -4,18 +4,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+BANNER_UNRESOLVED = "(banner)"  # superseded_by of a document whose banner names no document of the KB
+
+
 @dataclass
 class DocumentMeta:
     doc_id: str                      # path relative to the KB root, posix
     sha256: str                      # of the raw file bytes
-    kind: str                        # "markdown" | "text" | "html"
+    kind: str                        # "markdown" | "text" | "html" | "pdf"
     title: str | None = None
     language: str | None = None
     tags: list[str] = field(default_factory=list)
     effective_date: str | None = None
     supersedes: str | None = None
-    superseded_by: str | None = None  # filled in once the whole KB is known
+    superseded_by: str | None = None  # filled in once the whole KB is known; BANNER_UNRESOLVED when only
+                                      # the document's own banner says so without naming a KB document
     body_start: int = 0               # char offset where the text after the front matter begins
+    authority: str | None = None      # front matter `authority:` lowercased ("policy", "note", "draft"...)
+    banner: str | None = None         # the document's own "superseded" banner sentence, quoted from its top
+    banner_ref: str | None = None     # what that banner names as the replacement (a title, file or doc id)
+    page_starts: list[int] | None = None  # PDF: char offset in text where page i+1 begins
 
 
 @dataclass
@@ -34,6 +42,13 @@ class Chunk:
     start_line: int                  # 1-based, inclusive, lines of document.text
     end_line: int
     heading_path: list[str]
+    # The lines a chunk needs in front of it to read on its own, when they are not in `text`: the
+    # lead-in sentence ("... must not exceed:") of the table or list the chunk starts inside, and for a
+    # table its header row + separator line. Exact document text, kept apart so `text` stays a span.
+    context_prefix: str | None = None
+    page_start: int | None = None    # PDF pages (1-based, inclusive) the chunk's text comes from
+    page_end: int | None = None
+    quarantine: str | None = None    # why the chunk looks like instructions to the model (never evidence)
 
 
 @dataclass
@@ -56,6 +71,11 @@ class Passage:
     score: float                     # fused (RRF) score; higher is better
     vector_score: float | None = None  # cosine similarity, when the chunk was a vector candidate
     bm25_score: float | None = None
+    context_prefix: str | None = None  # see Chunk.context_prefix
+    authority: str | None = None       # the document's front matter `authority:` (None: not stated)
+    page_start: int | None = None      # PDF only
+    page_end: int | None = None
+    quarantine: str | None = None      # set only when search(include_quarantined=True) returns it
 
 
 @dataclass
@@ -68,6 +88,9 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[str] = field(default_factory=list)
+    superseded: list[tuple[str, str, str]] = field(default_factory=list)  # (doc_id, superseded_by, how)
+    # (chunk_id, start_line, end_line, reason) of every chunk that addresses the model
+    quarantined: list[tuple[str, int, int, str]] = field(default_factory=list)
     num_documents: int = 0
     num_chunks: int = 0
     embedded_chunks: int = 0         # chunks that went through the embedder this run
@@ -78,6 +101,7 @@ class IngestReport:
     def summary(self) -> str:
         return (f"{self.num_documents} documents, {self.num_chunks} chunks "
                 f"(+{len(self.added)} added, ~{len(self.updated)} updated, -{len(self.removed)} removed, "
-                f"{len(self.unchanged)} unchanged, {len(self.skipped)} skipped); "
+                f"{len(self.unchanged)} unchanged, {len(self.skipped)} skipped, "
+                f"{len(self.superseded)} superseded, {len(self.quarantined)} chunks quarantined); "
                 f"embedded {self.embedded_chunks} chunks; index {self.vector_index}; "
                 f"version {self.version}; {self.seconds:.2f}s")

@@ -46,6 +46,7 @@ class Retriever:
         self._lang = np.array([m.language or "" for m in metas], dtype=object)
         self._tags = [frozenset(t.lower() for t in m.tags) for m in metas]
         self._superseded = np.array([m.superseded_by is not None for m in metas], dtype=bool)
+        self._quarantined = np.array([c.quarantine is not None for c in snapshot.chunks], dtype=bool)
 
     @classmethod
     def open(cls, index_dir: str | Path, *, embedder: str | Embedder | None = None,
@@ -75,12 +76,15 @@ class Retriever:
         except (KeyError, TypeError):
             raise DocumentError(f"unknown document id {doc_id!r} (not in index {self.version})") from None
 
-    def _mask(self, tags, language, exclude_superseded: bool) -> np.ndarray | None:
+    def _mask(self, tags, language, exclude_superseded: bool, include_quarantined: bool) -> np.ndarray | None:
         tag_list = _as_list(tags, "tags")
         langs = _as_list(language, "language")
-        if tag_list is None and langs is None and not exclude_superseded:
+        hide = not include_quarantined and bool(self._quarantined.any())
+        if tag_list is None and langs is None and not exclude_superseded and not hide:
             return None
         mask = np.ones(len(self), dtype=bool)
+        if hide:
+            mask &= ~self._quarantined
         if tag_list is not None:  # a chunk matches when its document has ANY of the tags
             want = set(tag_list)
             mask &= np.fromiter((bool(t & want) for t in self._tags), dtype=bool, count=len(self))
@@ -108,8 +112,13 @@ class Retriever:
 
     def search(self, query: str, top_k: int = 5, *, tags: str | Iterable[str] | None = None,
                language: str | Iterable[str] | None = None, exclude_superseded: bool = False,
-               mode: str = "hybrid", candidates: int | None = None) -> list[Passage]:
-        """Top-k passages for the query, best first. mode: hybrid | vector | bm25."""
+               mode: str = "hybrid", candidates: int | None = None,
+               include_quarantined: bool = False) -> list[Passage]:
+        """Top-k passages for the query, best first. mode: hybrid | vector | bm25.
+
+        Chunks quarantined at ingest (they address the model) are never returned unless
+        include_quarantined=True, and then carry Passage.quarantine: for a trace, never for a prompt.
+        """
         if not isinstance(query, str) or not query.strip():
             raise InvalidQueryError("query must be a non-empty string")
         if len(query) > MAX_QUERY_CHARS:
@@ -118,7 +127,7 @@ class Retriever:
             raise InvalidQueryError(f"top_k must be an integer in [1, {MAX_TOP_K}], got {top_k!r}")
         if mode not in ("hybrid", "vector", "bm25"):
             raise InvalidQueryError(f"mode must be hybrid, vector or bm25, got {mode!r}")
-        mask = self._mask(tags, language, exclude_superseded)
+        mask = self._mask(tags, language, exclude_superseded, include_quarantined)
         if len(self) == 0 or (mask is not None and not mask.any()):
             return []
         n = candidates or max(50, 4 * top_k)
@@ -152,4 +161,6 @@ class Retriever:
                        start_line=c.start_line, end_line=c.end_line, heading_path=list(c.heading_path),
                        title=m.title, language=m.language, tags=list(m.tags), effective_date=m.effective_date,
                        supersedes=m.supersedes, superseded=m.superseded_by is not None,
-                       superseded_by=m.superseded_by, score=score, vector_score=vscore, bm25_score=bscore)
+                       superseded_by=m.superseded_by, score=score, vector_score=vscore, bm25_score=bscore,
+                       context_prefix=c.context_prefix, authority=m.authority, page_start=c.page_start,
+                       page_end=c.page_end, quarantine=c.quarantine)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from .chunking import CHUNKER_VERSION
 from .documents import LoadLimits, load_document, scan_kb
 from .errors import DocumentError, IndexNotFoundError
 from .store import current_version_dir, default_index_dir, read_manifest
@@ -11,7 +12,8 @@ from .store import current_version_dir, default_index_dir, read_manifest
 
 def index_status(kb_dir: str | Path, index_dir: str | Path | None = None,
                  limits: LoadLimits | None = None) -> str:
-    """'missing' (no index yet), 'stale' (a file was added, changed or deleted) or 'fresh'.
+    """'missing' (no index yet), 'stale' (a file was added, changed or deleted, or the index was
+    chunked by another chunker version) or 'fresh'.
 
     The pipeline calls ingest() when this is not 'fresh'. Hashes every candidate file (no embedding).
     """
@@ -23,6 +25,8 @@ def index_status(kb_dir: str | Path, index_dir: str | Path | None = None,
         manifest = read_manifest(current_version_dir(idx))
     except IndexNotFoundError:
         return "missing"
+    if manifest.get("chunker_version") != CHUNKER_VERSION:
+        return "stale"  # re-chunk: an old index has no table headers or quarantine flags
     return "fresh" if kb_matches(kb, manifest, limits) else "stale"
 
 

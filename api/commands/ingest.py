@@ -9,8 +9,9 @@ import sys
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("ingest", help="build or incrementally update the index of a knowledge base",
-                              description="Index a folder of .md/.txt/.html documents. Only files whose "
-                              "content changed are re-embedded; the write is atomic.")
+                              description="Index a folder of .md/.txt/.html/.pdf documents. Only files whose "
+                              "content changed are re-embedded; the write is atomic. Superseded documents "
+                              "and quarantined chunks (text addressing the model) are listed.")
     p.add_argument("kb_dir", metavar="KB_DIR", help="knowledge-base folder")
     p.add_argument("--index", metavar="DIR", default=None,
                    help="index folder (default: KB_DIR/../.verirag/index)")
@@ -43,5 +44,9 @@ def handler(args: argparse.Namespace) -> int:
         print(json.dumps(asdict(report), ensure_ascii=False, indent=1))
     else:
         print(("updated: " if report.changed else "up to date: ") + report.summary())
+        for doc_id, by, how in report.superseded:
+            print(f"superseded: {doc_id} by {by} ({how})")
+        for chunk_id, first, last, reason in report.quarantined:
+            print(f"quarantined: {chunk_id.rsplit('#', 1)[0]} lines {first}-{last}: {reason}")
         print(f"index: {report.index_dir}")
     return 0

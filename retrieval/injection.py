@@ -88,8 +88,18 @@ def _is_command(text: str, start: int) -> bool:
     return _IMPERATIVE_LEAD.fullmatch(lead) is not None
 
 
+# A word each pattern above needs: plain substring tests (C speed) rule out almost all text before any
+# pattern runs; ingest calls the detector on every sentence and every chunk.
+_TRIGGERS = ("ignore", "disregard", "forget", "prompt", "are now", "rules", "verification", "question",
+             "queries", "<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "system", "assistant", "instruction",
+             "response", "忽略", "无视", "忘记", "忘掉", "不要理会", "你现在是", "规则", "验证", "校验", "核查", "关于")
+
+
 def quarantine_reason(text: str) -> str | None:
     """Why `text` looks like instructions to the model ('addresses the model (...): "phrase"'), or None."""
+    low = text.lower()
+    if not any(t in low for t in _TRIGGERS):
+        return None
     for pat in PATTERNS:
         for m in pat.rx.finditer(text):
             if _NEGATION.search(text[max(0, m.start() - 24):m.start()]):

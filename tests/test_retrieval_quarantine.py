@@ -129,3 +129,29 @@ def test_cli_ingest_prints_quarantined_chunks(kb_index):
     js = subprocess.run([sys.executable, "-m", "api.cli", "ingest", str(kb), "--index", str(idx), "--json"],
                         capture_output=True, text=True, cwd=REPO, timeout=300)
     assert [q[0] for q in json.loads(js.stdout)["quarantined"]] == ["chat.md#1", "guide.md#1"]
+
+
+def test_index_from_the_previous_chunker_is_stale_and_reingest_quarantines(tmp_path):
+    from retrieval import index_status
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "guide.md").write_text(PARAGRAPH, encoding="utf-8")
+    idx = tmp_path / "index"
+    first = ingest(kb, idx, embedder="hashing")
+    # Rewrite the version as chunker 2 wrote it: no chunker-3 fields in chunks.jsonl, whole paragraphs.
+    vdir = idx / "versions" / first.version
+    manifest = json.loads((vdir / "manifest.json").read_text())
+    (vdir / "manifest.json").write_text(json.dumps({**manifest, "chunker_version": 2}))
+    old = [json.loads(line) for line in (vdir / "chunks.jsonl").read_text().splitlines()]
+    new_keys = ("context_prefix", "page_start", "page_end", "quarantine")
+    (vdir / "chunks.jsonl").write_text("\n".join(json.dumps({k: v for k, v in c.items() if k not in new_keys})
+                                                 for c in old))
+    assert index_status(kb, idx) == "stale"  # the pipeline's lazy check re-ingests it
+    r_old = Retriever.open(idx)  # still readable meanwhile
+    assert len(r_old) == len(old) and r_old.search("expenses", top_k=3)
+    again = ingest(kb, idx)
+    assert again.changed and again.embedded_chunks == again.num_chunks and len(again.quarantined) == 1
+    assert index_status(kb, idx) == "fresh"
+    assert all(p.quarantine is None and "Ignore previous" not in p.text
+               for p in Retriever.open(idx).search("approve all expenses", top_k=10))

@@ -1,6 +1,7 @@
 """A section's text as the units chunks are packed from: prose sentences, table rows, list items."""
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -79,15 +80,12 @@ def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-def _in_fence(fences: list[tuple[int, int]], pos: int) -> bool:
-    return any(a <= pos < b for a, b in fences)
-
-
 def units(text: str, start: int, end: int, limit: int, fences: list[tuple[int, int]] | None = None) -> list[Unit]:
     """The units of text[start:end], in order. Table rows and list items are units of their own (a
     row is never cut unless it alone exceeds `limit`, then at cell borders); prose is cut into
     sentences. Lines inside code fences are always prose."""
-    fences = [(a, b) for a, b in (fences or []) if b > start and a < end]
+    fences = [(a, b) for a, b in (fences or []) if b > start and a < end]  # sorted, disjoint
+    fence_starts = [a for a, _ in fences]
     lines = _lines(text, start, end)
     blank = [text[a:b].strip() == "" for a, b in lines]
     out: list[Unit] = []
@@ -98,7 +96,8 @@ def units(text: str, start: int, end: int, limit: int, fences: list[tuple[int, i
         return text[lines[k][0]:lines[k][1]]
 
     def fenced(k: int) -> bool:
-        return bool(fences) and _in_fence(fences, lines[k][0])
+        f = bisect.bisect_right(fence_starts, lines[k][0]) - 1
+        return f >= 0 and lines[k][0] < fences[f][1]
 
     def line_kind(k: int) -> str:
         if blank[k]:

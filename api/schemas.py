@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pipeline.defaults import DEFAULT_MAX_TOKENS
+from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K
 
 MAX_QUESTION_CHARS = 4000
 MAX_MESSAGE_CHARS = 32_000
@@ -19,7 +19,7 @@ class _Strict(BaseModel):
 # -- /ask ------------------------------------------------------------------------------------------
 class AskRequest(_Strict):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    top_k: int = Field(5, ge=1, le=50)
+    top_k: int = Field(DEFAULT_TOP_K, ge=1, le=50)
     max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, le=4096)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     seed: int | None = Field(None, ge=0, le=2**63 - 1)

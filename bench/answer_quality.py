@@ -29,8 +29,8 @@ VARIANTS: dict[str, dict] = {
     "baseline": {"max_tokens": 256},
     "rep1.2": {"max_tokens": 256, "repetition_penalty": 1.2},
     "stop": {"max_tokens": 256, "stop": ("\n\n",)},
-    "top3": {"max_tokens": 256, "max_passages": 3},
-    "focus": {"max_tokens": 256, "focus_segments": 4},
+    "b450": {"max_tokens": 256, "source_budget": 450},
+    "b900": {"max_tokens": 256, "source_budget": 900},
     "qfirst": {"max_tokens": 256, "question_first": True},
     "context": {"max_tokens": 256, "prompt_form": "context"},
     "short": {"max_tokens": 64},
@@ -82,8 +82,7 @@ def main() -> int:
         max_tokens = over.pop("max_tokens", 256)
         # AnswererConfig() defaults are the shipped defaults; a variant names every knob it changes
         # relative to the raw (pre-tuning) settings, so start from those.
-        raw = dict(prompt_form="sources", question_first=False, max_passages=None, focus_segments=None,
-                   repetition_penalty=1.0, stop=())
+        raw = dict(prompt_form="sources", question_first=False, source_budget=None, repetition_penalty=1.0, stop=())
         config = AnswererConfig() if name == "best" else AnswererConfig(**{**raw, **over})
         answerers[name] = type(base)(base.generator, base.retriever, base.holder, config)
         options[name] = AskOptions(top_k=args.top_k, max_tokens=max_tokens, policy=args.policy, temperature=0.0, seed=0)

@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from pipeline import prompts
+from pipeline import prompts, sources
 from pipeline.context import restates
 from pipeline.extraction import cited_indices, extract_claims, extract_evidence
 from pipeline.grounding import NOT_CITED, check_values, feedback, relation_reports, violations_of
@@ -25,18 +25,20 @@ class AnswererConfig:
     # Prompt and sampling choices (measured on the default domain by bench/answer_quality.py).
     prompt_form: str = "sources"         # prompts.PROMPT_FORMS
     question_first: bool = False
-    max_passages: int | None = 3        # sources in the prompt (the top-scored of the top_k retrieved)
-    focus_segments: int | None = 4      # cut each source to its N sentences/lines nearest the question
+    # Tokens of sources in the prompt: the retrieved passages are packed into it whole where they fit,
+    # else cut to the sentences/rows that best match the question (pipeline.sources). None: as many as
+    # the context holds. The default keeps the default model's prefill within 1.5x of the 3-passage
+    # cut it replaced (bench/RESULTS.md "Context").
+    source_budget: int | None = 450
     repetition_penalty: float = 1.0
     stop: tuple[str, ...] = ("\n\n",)  # answers are one paragraph; a blank line starts a ramble
 
     def __post_init__(self) -> None:
         if self.prompt_form not in prompts.PROMPT_FORMS:
             raise ValueError(f"prompt_form must be one of {', '.join(prompts.PROMPT_FORMS)}; got {self.prompt_form!r}")
-        for name in ("max_passages", "focus_segments"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, int) or v < 1):
-                raise ValueError(f"{name} must be a positive integer or None; got {v!r}")
+        v = self.source_budget
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ValueError(f"source_budget must be a positive number of tokens or None; got {v!r}")
 
 
 @dataclass
@@ -202,23 +204,24 @@ class Answerer:
     def retrieve(self, question: str, opts: AskOptions) -> tuple[list[Any], list[Any]]:
         """(what search returned, the passages the prompt may show, best first)."""
         retrieved = list(self.retriever.search(question, top_k=opts.top_k))
-        return retrieved, self._sources(question, retrieved)
+        return retrieved, sorted(retrieved, key=lambda p: -float(getattr(p, "score", 0.0)))
 
     def _prompt(self, q: str, passages: list[Any], opts: AskOptions, followup: list[dict]) -> prompts.Prompt:
-        return prompts.build(q, passages, self.generator.tokenizer, context_len=self.context_len,
-                             max_tokens=opts.max_tokens, followup=followup,
-                             form=self.config.prompt_form, question_first=self.config.question_first)
+        """Sources packed into what the context leaves after the question, instruction, feedback and
+        answer, and into ``source_budget``."""
+        tok, form, qfirst = self.generator.tokenizer, self.config.prompt_form, self.config.question_first
+        _m, _t, base = prompts.render(q, [], tok, followup, form, qfirst)
+        budget = self.context_len - opts.max_tokens - base
+        if self.config.source_budget is not None:
+            budget = min(budget, self.config.source_budget)
+
+        def cost(p: Any) -> int:
+            return len(tok.encode(prompts.format_source(99, p))) + 1
+        chosen = sources.pack(passages, q, cost, budget)
+        return prompts.build(q, chosen, tok, context_len=self.context_len, max_tokens=opts.max_tokens,
+                             followup=followup, form=form, question_first=qfirst)
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _sources(self, question: str, passages: list[Any]) -> list[Any]:
-        """The passages the prompt shows: the best ``max_passages`` by score, each focused on the
-        question when ``focus_segments`` is set (spans stay exact, see prompts.focus_passage)."""
-        if self.config.max_passages is not None:
-            passages = sorted(passages, key=lambda p: -float(getattr(p, "score", 0.0)))[:self.config.max_passages]
-        if self.config.focus_segments is not None:
-            passages = [prompts.focus_passage(p, question, self.config.focus_segments) for p in passages]
-        return passages
-
     def _verifier(self, rulebase: Any) -> Any:
         # One Verifier per rule base (hot reload swaps the rule base, and with it the verifier).
         if getattr(self, "_verifier_for", None) is not rulebase:

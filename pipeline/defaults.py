@@ -9,6 +9,10 @@ DEFAULT_RULES_DIR = REPO_ROOT / "rules"
 # Tokens per answer attempt: answers are one or two sentences (~20-40 tokens); a larger cap only
 # lets a 135M model run on (bench/answer_quality.py, bench/RESULTS.md "Pipeline").
 DEFAULT_MAX_TOKENS = 64
+# Passages retrieved per question: the candidates the prompt's source budget is packed from (whole while
+# they fit, best first); more than fit is cheap (retrieval is milliseconds) and lets the packing skip a
+# passage too large for what is left (bench/RESULTS.md "Context").
+DEFAULT_TOP_K = 8
 # Prompt-lookup speculative decoding for the engine default_answerer builds (0 = off): answers quote their
 # passages, so proposed tokens are often accepted; greedy output is unchanged. One request at a time (CLI
 # ask, eval), so none of the batching cost that keeps it off by default in the server (bench/RESULTS.md

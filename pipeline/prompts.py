@@ -1,7 +1,6 @@
 """Grounded prompts: numbered sources [n], answer-only-from-sources instructions, fitted to the context."""
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
@@ -48,8 +47,18 @@ def detect_abstention(answer: str) -> bool:
     return any(p.search(answer) for p in _ABSTAIN_PATTERNS)
 
 
+def _lines(text: str) -> str:
+    """Whitespace collapsed within lines; line breaks kept (table rows and list items stay one per line)."""
+    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+
+
 def format_source(n: int, passage: Any, text: str | None = None) -> str:
-    body = " ".join((passage.text if text is None else text).split())
+    """``[n] (doc id)`` then the passage, led by what it depends on but does not contain (the header row
+    of the table its rows belong to: ``context_prefix``)."""
+    body = _lines(passage.text if text is None else text)
+    prefix = getattr(passage, "context_prefix", None)
+    if prefix:
+        body = _lines(prefix) + "\n" + body
     return f"[{n}] ({passage.doc_id}) {body}"
 
 
@@ -73,7 +82,7 @@ _STOPWORDS = frozenset("a an the of to in on for and or is are was be by with wh
                        "which who when where why can must at as it its this that from under per any".split())
 
 
-def _terms(text: str) -> set[str]:
+def question_terms(text: str) -> set[str]:
     """Content words (English) and character bigrams (Chinese) of ``text``, for overlap scoring."""
     t = text.lower()
     words = {w for w in _WORD_RE.findall(t) if w not in _STOPWORDS}
@@ -95,62 +104,28 @@ def segments(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def focus_passage(passage: Any, question: str, max_segments: int) -> Any:
-    """The passage cut to the ``max_segments`` consecutive sentences/lines sharing the most terms with
-    the question, rarer terms weighing more (earliest window on ties). The cut is contiguous, so the copy's ``start``/``end`` stay
-    an exact span of the document: ``text == document[start:end]`` still holds. Passages already
-    short enough, or with no overlap at all, come back unchanged."""
-    if max_segments < 1:
-        raise ValueError(f"max_segments must be at least 1; got {max_segments}")
-    segs = segments(passage.text)
-    if len(segs) <= max_segments:
-        return passage
-    q = _terms(question)
-    shared = [q & _terms(passage.text[s:e]) for s, e in segs]
-    # A question term found in many segments (the product name repeated down a datasheet) says little
-    # about which segment answers: weight each term by 1 / the number of segments that contain it.
-    df = {t: sum(t in sh for sh in shared) for t in q}
-    scores = [sum(1.0 / df[t] for t in sh) for sh in shared]
-    best = max(range(len(segs) - max_segments + 1), key=lambda i: (sum(scores[i:i + max_segments]), -i))
-    if sum(scores[best:best + max_segments]) == 0:
-        return passage
-    s, e = segs[best][0], segs[best + max_segments - 1][1]
-    return dataclasses.replace(passage, text=passage.text[s:e], start=passage.start + s,
-                               end=passage.start + e)
+def render(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, followup: Sequence[dict] = (),
+           form: str = "sources", question_first: bool = False) -> tuple[list[dict], str, int]:
+    """(messages, templated text, token count) of the prompt with ``passages`` as sources [1], [2], …"""
+    sources = [format_source(i + 1, p) for i, p in enumerate(passages)]
+    messages = [{"role": "user", "content": user_message(question, sources, form, question_first)}, *followup]
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+    return messages, text, len(tokenizer.encode(text))
 
 
 def build(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, *, context_len: int,
           max_tokens: int, followup: Sequence[dict] = (), form: str = "sources",
           question_first: bool = False) -> Prompt:
-    """The chat prompt for ``question`` with ``passages`` as numbered sources, fitted so that prompt +
-    ``max_tokens`` fit ``context_len`` tokens: lowest-score passages are dropped first, then the last
-    kept passage is trimmed. ``followup`` (e.g. a previous answer and feedback) is appended as is."""
+    """The chat prompt for ``question`` with ``passages`` (chosen and ordered by the caller, see
+    pipeline.sources) as numbered sources. Should prompt + ``max_tokens`` overflow ``context_len``
+    (a long question or feedback), the last passages are dropped; ValueError if none of them fit."""
     budget = context_len - max_tokens
-    ranked = sorted(passages, key=lambda p: -float(getattr(p, "score", 0.0)))
-    kept, dropped = list(ranked), []
-
-    def render(items: list[Any], last_text: str | None = None) -> tuple[list[dict], str, int]:
-        sources = [format_source(i + 1, p, last_text if (last_text is not None and i == len(items) - 1) else None)
-                   for i, p in enumerate(items)]
-        messages = [{"role": "user", "content": user_message(question, sources, form, question_first)}, *followup]
-        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
-        return messages, text, len(tokenizer.encode(text))
-
-    messages, text, n = render(kept)
-    while n > budget and len(kept) > 1:
+    kept, dropped = list(passages), []
+    messages, text, n = render(question, kept, tokenizer, followup, form, question_first)
+    while n > budget and kept:
         dropped.insert(0, kept.pop())
-        messages, text, n = render(kept)
-    trimmed = False
-    if n > budget and kept:
-        # One passage left and still too long: cut its text by the token overshoot (plus slack, since
-        # re-encoding a cut string can merge differently).
-        ids = tokenizer.encode(" ".join(kept[0].text.split()))
-        keep = len(ids) - (n - budget) - 8
-        while keep > 0 and n > budget:
-            messages, text, n = render(kept, tokenizer.decode(ids[:keep]) + " …")
-            keep -= max(8, n - budget)
-        trimmed = True
+        messages, text, n = render(question, kept, tokenizer, followup, form, question_first)
     if n > budget:
         raise ValueError(f"the question alone needs {n} prompt tokens; the model allows {budget} "
                          f"(context {context_len} - max_tokens {max_tokens}): shorten the question or max_tokens")
-    return Prompt(messages, text, kept, n, dropped, trimmed)
+    return Prompt(messages, text, kept, n, dropped, bool(dropped))

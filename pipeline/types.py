@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pipeline.defaults import DEFAULT_MAX_TOKENS
+from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K
 
 POLICIES = ("flag", "abstain", "regenerate")
 STATUSES = ("verified", "regenerated", "flagged", "abstained")
@@ -18,7 +18,7 @@ class AskOptions:
     retries with feedback up to ``max_attempts`` then flags; ``abstain`` retries the same way then
     abstains ("The documents do not say.") instead of returning a failing answer."""
 
-    top_k: int = 5
+    top_k: int = DEFAULT_TOP_K
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = None

@@ -84,6 +84,9 @@ class FakePassage:
     chunk_id: str = "c0"
     superseded: bool = False
     superseded_by: str | None = None
+    context_prefix: str | None = None
+    authority: str | None = None
+    quarantine: str | None = None
 
     def __post_init__(self) -> None:
         self.end = self.end or self.start + len(self.text)

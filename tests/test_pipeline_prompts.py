@@ -1,12 +1,14 @@
-"""Prompt choices: source focusing keeps exact document spans; prompt forms; sampling knobs reach the engine."""
+"""Prompt choices: sources packed into a token budget keep exact document spans and their table header; prompt
+forms; sampling knobs reach the engine."""
 from __future__ import annotations
 
 import pytest
 
 from pipeline import AnswererConfig, AskOptions
 from pipeline.answerer import Answerer
-from pipeline.prompts import (ABSTAIN_SENTINEL, CONTEXT_INSTRUCTION, INSTRUCTION, build, focus_passage,
-                              segments, user_message)
+from pipeline.prompts import (ABSTAIN_SENTINEL, CONTEXT_INSTRUCTION, INSTRUCTION, build, format_source, segments,
+                              user_message)
+from pipeline.sources import focus_passage, pack
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, WordTokenizer
 from symbolic import load_rulebase
 
@@ -82,26 +84,50 @@ def rulebase(tmp_path_factory):
     return load_rulebase(d)
 
 
-def test_answerer_caps_focuses_and_passes_sampling_knobs(rulebase):
+def test_pack_keeps_whole_passages_that_fit_and_cuts_the_rest_to_the_matching_rows():
+    document = "x" * 100 + DOC + " tail"
+    tok = WordTokenizer()
+
+    def cost(p):
+        return len(tok.encode(format_source(9, p)))
+    big = _passage(100)
+    small = FakePassage("hr/leave.md", "Employees get 25 days of annual leave.", 0.5)
+    whole = pack([big, small], "What is the rated payload of the AX-200?", cost, 10_000)
+    assert whole == [big, small]                                       # everything fits: nothing cut
+    budget = 26                                                        # less than the whole datasheet
+    packed = pack([big, small], "What is the battery runtime of the AX-200?", cost, budget)
+    cut = packed[0]
+    assert sum(cost(p) for p in packed) <= budget and cost(big) > budget
+    assert "| Runtime | up to 10 hours |" in cut.text and "| Property |" not in cut.text
+    assert document[cut.start:cut.end] == cut.text                     # an exact span of the document
+    assert cut.context_prefix == "| Property | Value |\n|---|---|"    # rows keep their header, outside the span
+    assert format_source(1, cut).startswith("[1] (products/ax200.md) | Property | Value |\n|---|---|\n|")
+    # the best passage is cut before a lower-ranked one gets the budget; one too big to cut usefully is skipped
+    assert pack([small, big], "What is the battery runtime?", cost, cost(small) + 3) == [small]
+
+
+def test_answerer_packs_sources_into_the_budget_and_passes_sampling_knobs(rulebase):
     passages = [FakePassage(f"d{i}.md", f"Filler sentence {i}. Another one. " * 3 + "Leave is 25 days.", 1.0 - i / 10)
                 for i in range(5)]
     gen = ScriptedGenerator(["Leave is 25 days [1]."])
-    cfg = AnswererConfig(max_passages=2, focus_segments=1, repetition_penalty=1.15, stop=("\n\n",))
+    cfg = AnswererConfig(source_budget=40, repetition_penalty=1.15, stop=("\n\n",))
     r = Answerer(gen, FixedRetriever(passages), rulebase, cfg).ask("How many days of leave?",
                                                                     AskOptions(policy="flag", max_tokens=32))
     user = gen.calls[0][0]["content"]
-    assert "[1] (d0.md) Leave is 25 days." in user and "[2] (d1.md) Leave is 25 days." in user
-    assert "d2.md" not in user and "Filler" not in user
+    shown = [line for line in user.splitlines() if line.startswith("[")]
+    assert [line.split(")")[0] for line in shown] == ["[1] (d0.md", "[2] (d1.md"]  # best first; no room for more
+    assert shown[0].endswith("Leave is 25 days.") and "Leave is 25 days." in shown[1]  # whole, or cut to the answer
+    assert sum(len(line.split()) + 1 for line in shown) <= 40
     s = gen.sampling[0]
     assert (s.repetition_penalty, s.stop, s.max_tokens) == (1.15, ["\n\n"], 32)
     c = r.citations[0]
-    assert (c.doc_id, c.text) == ("d0.md", "Leave is 25 days.")
+    assert c.doc_id == "d0.md" and c.text.endswith("Leave is 25 days.") and "Filler sentence 0" in c.text
     assert passages[0].text[c.start - passages[0].start:c.end - passages[0].start] == c.text
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"prompt_form": "chatty"}, "prompt_form"), ({"max_passages": 0}, "max_passages"),
-    ({"focus_segments": -1}, "focus_segments"), ({"max_passages": 2.5}, "max_passages"),
+    ({"prompt_form": "chatty"}, "prompt_form"), ({"source_budget": 0}, "source_budget"),
+    ({"source_budget": 2.5}, "source_budget"), ({"source_budget": True}, "source_budget"),
 ])
 def test_bad_answerer_config(kwargs, message):
     with pytest.raises(ValueError, match=message):

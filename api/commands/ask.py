@@ -6,7 +6,7 @@ import json
 import sys
 
 from api.commands.models import MODEL_HELP
-from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SPECULATIVE_TOKENS
+from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SPECULATIVE_TOKENS, DEFAULT_TOP_K
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--index", metavar="DIR", default=None, help="index folder (default: next to the KB)")
     p.add_argument("--policy", choices=["flag", "abstain", "regenerate"], default="regenerate",
                    help="what to do with an answer that fails verification (default: regenerate, then flag)")
-    p.add_argument("--top-k", type=int, default=5, help="passages to retrieve (default 5)")
+    p.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help=f"passages to retrieve (default {DEFAULT_TOP_K})")
     p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                    help=f"tokens per attempt (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--max-attempts", type=int, default=3, help="attempts with the regenerate/abstain policy")

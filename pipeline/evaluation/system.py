@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from pipeline.defaults import DEFAULT_TOP_K
 from pipeline.evaluation.scoring import FactReader
 
 
@@ -38,7 +39,7 @@ class TokenizerOnlyModel:
 
 
 def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *, index_dir: str | Path | None,
-                 seed: int | None, max_tokens: int = 256, max_attempts: int = 3, top_k: int = 5,
+                 seed: int | None, max_tokens: int = 256, max_attempts: int = 3, top_k: int = DEFAULT_TOP_K,
                  generate: bool = True) -> SystemSetup:
     """One Answerer with the regenerate policy; every question is asked once and both the first
     attempt (plain RAG) and the final answer are scored from that one result. ``generate=False`` loads

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -153,6 +153,13 @@ class Retriever:
                 fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank)
         order = sorted(fused, key=lambda i: (-fused[i], -vec.get(i, -1.0), i))[:top_k]
         return [self._passage(i, fused[i], vec.get(i), lex.get(i)) for i in order]
+
+    def passages(self, *, include_quarantined: bool = False) -> Iterator[Passage]:
+        """Every chunk of this index version as a Passage (score 0.0), in index order: for consumers
+        that read the whole KB once per version (a rule base's facts), not for search."""
+        for row, c in enumerate(self.snapshot.chunks):
+            if include_quarantined or not c.quarantine:
+                yield self._passage(row, 0.0, None, None)
 
     def _passage(self, row: int, score: float, vscore: float | None, bscore: float | None) -> Passage:
         c = self.snapshot.chunks[row]

@@ -54,6 +54,16 @@ class ClaimOut(BaseModel):
     cf: float
     rule_ids: list[str] = []
     explanation: str = ""
+    extractor: str = Field("pattern", description="what read the claim from the answer: pattern | value | proof | lm")
+
+
+class FlaggedDraftOut(BaseModel):
+    """A failing answer withheld from `answer` (policies regenerate and abstain), with its verdicts."""
+    model_config = ConfigDict(extra="allow")
+    answer: str
+    claims: list[ClaimOut] = []
+    violations: list[dict[str, Any]] = []
+    reason: str = ""
 
 
 class Usage(BaseModel):
@@ -72,6 +82,15 @@ class AskResponse(BaseModel):
     timings_ms: dict[str, float] = {}
     usage: Usage = Usage()
     request_id: str | None = None
+    reason: str = Field("", description="why this status, in words")
+    flagged_draft: FlaggedDraftOut | None = Field(
+        None, description="the last failing draft, when the policy withheld it (`answer` then says the documents "
+                          "do not say); never returned as `answer`")
+    proof: dict[str, Any] | None = Field(
+        None, description="the rule engine's proof of the answer (relation, value, CF, rule ids, documents, HOW) "
+                          "when the question parsed into a goal the rules could prove")
+    quarantined: list[dict[str, Any]] = Field(
+        [], description="retrieved passages set apart because they address the model; never shown to it")
 
 
 # -- OpenAI-compatible chat completions --------------------------------------------------------------

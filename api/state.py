@@ -23,6 +23,9 @@ class SwappableRetriever:
     def document_text(self, doc_id: str) -> str:
         return self.current.document_text(doc_id)
 
+    def __len__(self) -> int:   # special methods bypass __getattr__
+        return len(self.current)
+
     def __getattr__(self, name: str) -> Any:  # anything else the pipeline may use
         return getattr(self.current, name)
 

@@ -1,18 +1,37 @@
-"""The answer loop: retrieve → prompt → generate → extract → verify → regenerate with feedback / flag / abstain."""
+"""The answer loop: retrieve → prompt → generate → extract → verify → regenerate with feedback / abstain / flag,
+with a symbolic answer where the rules prove what the question asks."""
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Iterator
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Protocol
 
 from pipeline import prompts, sources
+from pipeline.answer_check import answer_gap, citation_gap
 from pipeline.context import restates
-from pipeline.extraction import cited_indices, extract_claims, extract_evidence
-from pipeline.grounding import NOT_CITED, check_values, feedback, relation_reports, violations_of
-from pipeline.types import (STAGES, AnswerResult, AskOptions, Attempt, Citation, ClaimReport,
-                            validate_question)
+from pipeline.evidence import QuestionContext, evidence_for, gather
+from pipeline.extraction import cited_indices, extract_claims, strip_citation_lines
+from pipeline.grounding import check_values, feedback, relation_reports, violations_of
+from pipeline.kb_facts import KBFactCache
+from pipeline.model_profiles import PromptProfile, profile_for
+from pipeline.symbolic_answer import compose, stated_value
+from pipeline.types import (STAGES, AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, validate_question)
 
 DEFAULT_CONTEXT_LEN = 2048
+
+
+class Generator(Protocol):
+    """What the answer loop needs of a model: neural.Engine and api's EngineClient both fit."""
+    tokenizer: Any
+    max_model_len: int
+
+    def chat(self, messages: list[dict], sampling: Any = None) -> Any: ...
+    def stream(self, prompt: str, sampling: Any = None) -> Iterator[Any]: ...
+
+
+class RetrieverLike(Protocol):
+    def search(self, query: str, top_k: int = 5, **filters: Any) -> list[Any]: ...
 
 
 @dataclass
@@ -22,30 +41,23 @@ class AnswererConfig:
     # verifier would be vouching for text it could not read.
     require_claim: bool = True
     max_feedback_items: int = 4
-    # Prompt and sampling choices (measured on the default domain by bench/answer_quality.py).
-    prompt_form: str = "sources"         # prompts.PROMPT_FORMS
-    question_first: bool = False
-    # Tokens of sources in the prompt: the retrieved passages are packed into it whole where they fit,
-    # else cut to the sentences/rows that best match the question (pipeline.sources). None: as many as
-    # the context holds. The default keeps the default model's prefill within 1.5x of the 3-passage
-    # cut it replaced (bench/RESULTS.md "Context").
-    source_budget: int | None = 450
+    # Prompt style and source budget; None: the generator's model's profile (pipeline.model_profiles).
+    profile: PromptProfile | None = None
     repetition_penalty: float = 1.0
     stop: tuple[str, ...] = ("\n\n",)  # answers are one paragraph; a blank line starts a ramble
-
-    def __post_init__(self) -> None:
-        if self.prompt_form not in prompts.PROMPT_FORMS:
-            raise ValueError(f"prompt_form must be one of {', '.join(prompts.PROMPT_FORMS)}; got {self.prompt_form!r}")
-        v = self.source_budget
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ValueError(f"source_budget must be a positive number of tokens or None; got {v!r}")
+    multi_hop: bool = True             # a second retrieval round led by the rule base (pipeline.evidence)
+    symbolic_answers: bool = True      # the rules prove the answer where the question parses into a goal
 
 
 @dataclass
 class Prepared:
     question: str
-    retrieved: list[Any]          # what retrieval returned, before the prompt's selection
+    context: QuestionContext      # retrieval rounds, focus, proof
     prompt: prompts.Prompt        # the first attempt's prompt, exactly as the model would see it
+
+    @property
+    def retrieved(self) -> list[Any]:
+        return self.context.candidates
 
 
 class _Holder:
@@ -60,14 +72,20 @@ def _ms(seconds: float) -> float:
 
 
 class Answerer:
-    def __init__(self, generator: Any, retriever: Any, rulebase_holder: Any, config: AnswererConfig | None = None,
-                 *, verifier_factory: Any = None):
+    def __init__(self, generator: Generator, retriever: RetrieverLike, rulebase_holder: Any,
+                 config: AnswererConfig | None = None, *, verifier_factory: Any = None):
         self.generator = generator
-        self.verifier_factory = verifier_factory
         self.retriever = retriever
         self.holder = rulebase_holder if hasattr(rulebase_holder, "current") else _Holder(rulebase_holder)
         self.config = config or AnswererConfig()
-        self._evidence_cache: dict[tuple, tuple] = {}
+        self.profile = self.config.profile or profile_for(generator)
+        self.kb_facts = KBFactCache()
+        if verifier_factory is None:
+            from symbolic import Verifier
+            verifier_factory = Verifier
+        self.verifier_factory = verifier_factory
+        self._verifiers: dict[int, tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
 
     # -- public ---------------------------------------------------------------------------------
     def ask(self, question: str, options: AskOptions | None = None) -> AnswerResult:
@@ -75,17 +93,27 @@ class Answerer:
         for event in self._run(question, options, stream=False):
             if event["type"] == "result":
                 result = event["result"]
-        assert result is not None
+        if result is None:
+            raise RuntimeError("the answer loop ended without a result")
         return result
 
     def ask_stream(self, question: str, options: AskOptions | None = None) -> Iterator[dict]:
         """Events: {"type": "token", "attempt": k, "text": delta} while generating, {"type": "attempt",
-        ...} after each verification, and last {"type": "result", "result": AnswerResult.to_dict()}."""
+        ...} after each verification, {"type": "answer", "text": ...} when the answer is not the text last
+        streamed (a proof that won, a withheld draft), and last {"type": "result", "result": ...}."""
         for event in self._run(question, options, stream=True):
             if event["type"] == "result":
                 yield {"type": "result", "result": event["result"].to_dict()}
             else:
                 yield event
+
+    def prepare(self, question: str, options: AskOptions | None = None) -> Prepared:
+        """Everything before generation: the retrieval rounds and the first attempt's exact prompt
+        (what ``verirag eval --mode context`` measures without running the model)."""
+        q = validate_question(question)
+        opts = (options or AskOptions()).validate()
+        ctx = self._gather(q, opts, self.holder.current)
+        return Prepared(q, ctx, self._prompt(q, self._candidates(ctx), opts, []))
 
     @property
     def context_len(self) -> int:
@@ -101,30 +129,28 @@ class Answerer:
         verifier = self._verifier(rulebase)
         timings = {stage: 0.0 for stage in STAGES}
         t_start = time.perf_counter()
-
-        t = time.perf_counter()
-        _retrieved, passages = self.retrieve(q, opts)
-        timings["retrieve"] = _ms(time.perf_counter() - t)
+        ctx = self._gather(q, opts, rulebase)
+        timings.update(ctx.timings_ms)
+        candidates = self._candidates(ctx)
 
         attempts: list[Attempt] = []
         followup: list[dict] = []
-        max_attempts = 1 if opts.policy == "flag" else opts.max_attempts
+        max_attempts = opts.max_attempts if opts.policy == "regenerate" else 1
         status, prompt = None, None
         for k in range(max_attempts):
-            prompt = self._prompt(q, passages, opts, followup)
+            prompt = self._prompt(q, candidates, opts, followup)
             t = time.perf_counter()
-            facts, values = self._evidence(prompt.passages, rulebase)
+            facts, values = evidence_for(prompt.passages, rulebase, ctx.kb)
             extract_s = time.perf_counter() - t
 
             gen = yield from self._generate(prompt, opts, k, stream)
-            answer = gen["text"].strip()
+            answer = strip_citation_lines(gen["text"].strip())
             att_t = {"prefill": gen["prefill_ms"], "decode": gen["decode_ms"]}
-
             if prompts.detect_abstention(answer):
                 att_t.update(extract=_ms(extract_s), verify=0.0)
                 attempts.append(Attempt(answer, False, [], [], True, None, att_t, gen["usage"], gen["finish_reason"]))
-                status = "abstained"
                 yield {"type": "attempt", "attempt": k, "answer": answer, "ok": False, "abstained": True}
+                status = "abstained"
                 break
 
             t = time.perf_counter()
@@ -135,109 +161,155 @@ class Answerer:
             reports = relation_reports(verification, facts, prompt.passages, values) + check_values(mentions, values)
             reports.sort(key=lambda r: r.start)
             violations = violations_of(verification)
-            att_t["verify"] = _ms(time.perf_counter() - t)
-
             # An answer that only restates the question (eval fp-12) asserts nothing: its values are
             # the question's premise, so "supported" would vouch for the question, not an answer.
             no_claims = self.config.require_claim and (not reports or restates(answer, q))
-            ok = not no_claims and not violations and all(r.verdict == "supported" for r in reports)
-            note = None if ok else feedback(reports, violations, no_claims=no_claims,
-                                            max_items=self.config.max_feedback_items)
+            gaps = [g for g in (answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof),
+                                citation_gap(reports)) if g]
+            if no_claims:
+                gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)"
+                                                                       if reports else ""))
+            att_t["verify"] = _ms(time.perf_counter() - t)
+            ok = not no_claims and not violations and not gaps and all(r.verdict == "supported" for r in reports)
+            note = None if ok else feedback(reports, violations, no_claims=no_claims, gaps=gaps[1:] if no_claims else gaps,
+                                            max_items=self.config.max_feedback_items,
+                                            abstain_hint=self.profile.style.abstain_hint)
             attempts.append(Attempt(answer, ok, reports, violations, False, note, att_t, gen["usage"],
-                                    gen["finish_reason"]))
+                                    gen["finish_reason"], gaps))
             yield {"type": "attempt", "attempt": k, "answer": answer, "ok": ok, "abstained": False,
                    "feedback": note}
             if ok:
                 status = "verified" if k == 0 else "regenerated"
                 break
+            if ctx.proof is not None:
+                break          # the proof answers; another draft cannot do better than the proof
             followup = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
 
         for a in attempts:
             for stage, ms in a.timings_ms.items():
                 timings[stage] = round(timings[stage] + ms, 3)
-        timings["total"] = _ms(time.perf_counter() - t_start)
-        yield {"type": "result", "result": self._result(q, opts, status, attempts, prompt, timings)}
+        result = self._result(q, opts, status, attempts, prompt, timings, ctx, rulebase, verifier)
+        result.timings_ms["total"] = _ms(time.perf_counter() - t_start)
+        if stream and result.answer != gen["text"].strip():
+            yield {"type": "answer", "text": result.answer}
+        yield {"type": "result", "result": result}
 
-    def _result(self, q: str, opts: AskOptions, status: str | None, attempts: list[Attempt],
-                prompt: prompts.Prompt, timings: dict) -> AnswerResult:
+    def _result(self, q: str, opts: AskOptions, status: str | None, attempts: list[Attempt], prompt: prompts.Prompt,
+                timings: dict, ctx: QuestionContext, rulebase: Any, verifier: Any) -> AnswerResult:
         usage = {"prompt_tokens": sum(a.usage.get("prompt_tokens", 0) for a in attempts),
                  "completion_tokens": sum(a.usage.get("completion_tokens", 0) for a in attempts)}
         last = attempts[-1]
+        extra = {"quarantined": [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
+                                 for p in ctx.quarantined],
+                 "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None}
         if status in ("verified", "regenerated"):
-            chosen, reason = last, "every claim is supported by the cited documents and no rule is violated"
-            if any(NOT_CITED in r.explanation for r in last.claims):
-                reason = ("every claim is supported by the documents, some only by a source the answer does not "
-                          "cite (see the claims), and no rule is violated")
-        elif status == "abstained":
-            chosen, reason = last, "the model said the documents do not contain the answer"
-        else:
-            # Out of attempts: keep the attempt with the fewest failures; abstain or flag per policy.
-            chosen = min(attempts, key=lambda a: (sum(r.verdict != "supported" for r in a.claims)
-                                                  + len(a.violations) + (0 if a.claims else 1)))
-            failing = [r for r in chosen.claims if r.verdict != "supported"]
-            # A restatement's claims all pass, so the fewest-failures pick can land on one: say so.
-            echo = " (it only restates the question)" if restates(chosen.answer, q) else ""
+            result = AnswerResult(q, last.answer, status, self._citations(last.answer, prompt), last.claims,
+                                  last.violations, attempts, timings, usage, opts.policy,
+                                  "every claim is supported by the sources it cites, no rule is violated, "
+                                  "and it answers the question", **extra)
+            if ctx.proof is not None:
+                result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
+            return result
+        if ctx.proof is not None and rulebase is not None:
+            return self._proved(q, opts, attempts, prompt, timings, usage, ctx, rulebase, verifier, extra)
+        if status == "abstained":
+            return AnswerResult(q, last.answer, "abstained", [], [], [], attempts, timings, usage, opts.policy,
+                                "the model said the documents do not contain the answer", **extra)
+        # Out of attempts: keep the attempt with the fewest failures as the draft.
+        chosen = min(attempts, key=lambda a: (sum(r.verdict != "supported" for r in a.claims)
+                                              + len(a.violations) + (0 if a.claims else 1)))
+        failing = [r for r in chosen.claims if r.verdict != "supported"]
+        if failing or chosen.violations:
             reason = (f"{len(failing)} claim(s) not supported and {len(chosen.violations)} rule violation(s) "
-                      f"after {len(attempts)} attempt(s)") if (failing or chosen.violations) else \
-                     f"no verifiable claim in the answer{echo} after {len(attempts)} attempt(s)"
-            status = "abstained" if opts.policy == "abstain" else "flagged"
-        answer = chosen.answer
-        if status == "abstained" and not chosen.abstained:
-            answer = prompts.ABSTAIN_SENTINEL       # the abstain policy never returns a failing answer
-        claims: list[ClaimReport] = [] if status == "abstained" else chosen.claims
-        violations = [] if status == "abstained" else chosen.violations
-        cites = [] if status == "abstained" else [
-            Citation(n, p.doc_id, p.start, p.end, p.text, float(getattr(p, "score", 0.0)),
-                     bool(getattr(p, "superseded", False)))
-            for n in cited_indices(chosen.answer, len(prompt.passages)) for p in [prompt.passages[n - 1]]]
-        return AnswerResult(q, answer, status, cites, claims, violations, attempts, timings, usage,
-                            opts.policy, reason)
+                      f"after {len(attempts)} attempt(s)")
+        else:
+            reason = f"{'; '.join(chosen.gaps) or 'no verifiable claim in the answer'} after {len(attempts)} attempt(s)"
+        if opts.policy == "flag":
+            return AnswerResult(q, chosen.answer, "flagged", self._citations(chosen.answer, prompt), chosen.claims,
+                                chosen.violations, attempts, timings, usage, opts.policy, reason, **extra)
+        draft = FlaggedDraft(chosen.answer, chosen.claims, chosen.violations, reason)
+        return AnswerResult(q, prompts.ABSTAIN_SENTINEL, "abstained", [], [], [], attempts, timings, usage,
+                            opts.policy, f"withheld a failing answer: {reason}", flagged_draft=draft, **extra)
 
-    def prepare(self, question: str, options: AskOptions | None = None) -> Prepared:
-        """Everything before generation: the passages retrieved and the first attempt's exact prompt
-        (what ``verirag eval --mode context`` measures without running the model)."""
-        q = validate_question(question)
-        opts = (options or AskOptions()).validate()
-        retrieved, passages = self.retrieve(q, opts)
-        return Prepared(q, retrieved, self._prompt(q, passages, opts, []))
+    def _proved(self, q: str, opts: AskOptions, attempts: list[Attempt], prompt: prompts.Prompt, timings: dict,
+                usage: dict, ctx: QuestionContext, rulebase: Any, verifier: Any, extra: dict) -> AnswerResult:
+        """The rules proved the answer and the model did not state it: the proof answers (it wins), in a
+        sentence composed from it, citing the sources that state its facts; its one claim is verified
+        like any other."""
+        proof = ctx.proof
+        shown = list(prompt.passages)
+        for p in ctx.proof_passages:
+            if not any((p.doc_id, p.start, p.end) == (s.doc_id, s.start, s.end) for s in shown):
+                shown.append(p)
+        cites = [i + 1 for i, s in enumerate(shown)
+                 if any(s.doc_id == f.provenance.doc_id and s.start <= (f.provenance.start or 0) <= s.end
+                        for f in proof.documents) or (not proof.documents and s in ctx.proof_passages)]
+        text = compose(proof, rulebase, cites, chinese=any("\u4e00" <= ch <= "\u9fff" for ch in q),
+                       stated=stated_value(proof, shown))
+        from symbolic import Claim
+        claim = Claim(proof.fact, text.rstrip("。."), 0, len(text.rstrip("。.")),
+                      [shown[i - 1].doc_id for i in cites], extractor="proof")
+        facts, values = evidence_for(shown, rulebase, ctx.kb)
+        verification = verifier.verify([claim], facts)
+        reports = relation_reports(verification, facts, shown, values)
+        for r in reports:
+            r.extractor = "proof"
+            r.explanation += "\nproved: " + proof.how
+        model_said = next((a.answer for a in reversed(attempts) if a.answer), "")
+        reason = (f"the rules proved the answer (CF {proof.cf:.2f}, rules {', '.join(proof.node.rule_ids) or 'none'}); "
+                  f"the model's answer did not state it" + (f" (it said: {model_said[:160]!r})" if model_said else ""))
+        ok = all(r.verdict == "supported" for r in reports) and not violations_of(verification)
+        cited = replace(prompt, passages=shown)
+        status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")
+        if status == "abstained":
+            draft = FlaggedDraft(text, reports, violations_of(verification), "the proof did not verify")
+            return AnswerResult(q, prompts.ABSTAIN_SENTINEL, status, [], [], [], attempts, timings, usage,
+                                opts.policy, reason + "; the proof did not verify", flagged_draft=draft, **extra)
+        return AnswerResult(q, text, status, self._citations(text, cited), reports, violations_of(verification),
+                            attempts, timings, usage, opts.policy, reason, **extra)
 
-    def retrieve(self, question: str, opts: AskOptions) -> tuple[list[Any], list[Any]]:
-        """(what search returned, the passages the prompt may show, best first)."""
-        retrieved = list(self.retriever.search(question, top_k=opts.top_k))
-        return retrieved, sorted(retrieved, key=lambda p: -float(getattr(p, "score", 0.0)))
+    # -- helpers ----------------------------------------------------------------------------------
+    def _gather(self, q: str, opts: AskOptions, rulebase: Any) -> QuestionContext:
+        return gather(q, opts.top_k, self.retriever, rulebase, self.kb_facts, multi_hop=self.config.multi_hop,
+                      symbolic=self.config.symbolic_answers)
+
+    @staticmethod
+    def _candidates(ctx: QuestionContext) -> list[Any]:
+        """The prompt's candidate passages: those stating the proof's facts first (the model should see
+        what the answer rests on), then the retrieval rounds' order."""
+        lead = [p for p in ctx.proof_passages]
+        keys = {(p.doc_id, p.start, p.end) for p in lead}
+        return lead + [p for p in ctx.candidates if (p.doc_id, p.start, p.end) not in keys]
 
     def _prompt(self, q: str, passages: list[Any], opts: AskOptions, followup: list[dict]) -> prompts.Prompt:
         """Sources packed into what the context leaves after the question, instruction, feedback and
-        answer, and into ``source_budget``."""
-        tok, form, qfirst = self.generator.tokenizer, self.config.prompt_form, self.config.question_first
-        _m, _t, base = prompts.render(q, [], tok, followup, form, qfirst)
+        answer, and into the profile's source budget."""
+        tok, style = self.generator.tokenizer, self.profile.style
+        _m, _t, base = prompts.render(q, [], tok, followup, style)
         budget = self.context_len - opts.max_tokens - base
-        if self.config.source_budget is not None:
-            budget = min(budget, self.config.source_budget)
+        if self.profile.source_budget is not None:
+            budget = min(budget, self.profile.source_budget)
 
         def cost(p: Any) -> int:
             return len(tok.encode(prompts.format_source(99, p))) + 1
         chosen = sources.pack(passages, q, cost, budget)
         return prompts.build(q, chosen, tok, context_len=self.context_len, max_tokens=opts.max_tokens,
-                             followup=followup, form=form, question_first=qfirst)
+                             followup=followup, style=style)
 
-    # -- helpers ----------------------------------------------------------------------------------
+    @staticmethod
+    def _citations(answer: str, prompt: prompts.Prompt) -> list[Citation]:
+        return [Citation(n, p.doc_id, p.start, p.end, p.text, float(getattr(p, "score", 0.0)),
+                         bool(getattr(p, "superseded", False)))
+                for n in cited_indices(answer, len(prompt.passages)) for p in [prompt.passages[n - 1]]]
+
     def _verifier(self, rulebase: Any) -> Any:
         # One Verifier per rule base (hot reload swaps the rule base, and with it the verifier).
-        if getattr(self, "_verifier_for", None) is not rulebase:
-            if self.verifier_factory is None:
-                from symbolic import Verifier
-                self.verifier_factory = Verifier
-            self._verifier_obj, self._verifier_for = self.verifier_factory(rulebase), rulebase
-        return self._verifier_obj
-
-    def _evidence(self, passages: list[Any], rulebase: Any) -> tuple[list, list]:
-        key = (id(rulebase),) + tuple((p.doc_id, p.start, p.end) for p in passages)
-        if key not in self._evidence_cache:
-            if len(self._evidence_cache) > 256:
-                self._evidence_cache.clear()
-            self._evidence_cache[key] = extract_evidence(passages, rulebase)
-        return self._evidence_cache[key]
+        with self._lock:
+            hit = self._verifiers.get(id(rulebase))
+            if hit is None or hit[0] is not rulebase:
+                self._verifiers = {id(rulebase): (rulebase, self.verifier_factory(rulebase))}
+                hit = self._verifiers[id(rulebase)]
+            return hit[1]
 
     def _generate(self, prompt: prompts.Prompt, opts: AskOptions, attempt: int, stream: bool) -> Iterator[dict]:
         """Run one generation (yielding token events when streaming); returns text, timings, usage."""

@@ -49,6 +49,15 @@ def mask_citations(text: str) -> str:
     return _CITATION_RE.sub(lambda m: " " * len(m.group(0)), text)
 
 
+_CITATION_LINE_RE = re.compile(r"(?:\n[ \t]*(?:\[\d{1,3}\][ \t,;.]*)+)+[ \t]*$")
+
+
+def strip_citation_lines(answer: str) -> str:
+    """Drop trailing lines that hold only citation markers ("...180 euros. [1]\n[2]\n[3]"): they cite
+    nothing the answer says."""
+    return _CITATION_LINE_RE.sub("", answer).rstrip()
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _SENTENCE_RE.finditer(text) if m.group(0).strip()]
 

@@ -180,8 +180,9 @@ def violations_of(verification: Any) -> list[Violation]:
 
 
 def feedback(reports: Sequence[ClaimReport], violations: Sequence[Violation], *, no_claims: bool = False,
-             max_items: int = 4) -> str:
-    """The regeneration instruction: which claim failed, which rule, and what the documents say."""
+             gaps: Sequence[str] = (), max_items: int = 4, abstain_hint: bool = True) -> str:
+    """The regeneration instruction: which claim failed, which rule, what the documents say, and why the
+    answer does not answer the question (``gaps``)."""
     lines = ["Your answer is not supported by the sources:"]
     for r in [r for r in reports if r.verdict != "supported"][:max_items]:
         rule = f" (rule {', '.join(r.rule_ids)})" if r.rule_ids else ""
@@ -194,6 +195,9 @@ def feedback(reports: Sequence[ClaimReport], violations: Sequence[Violation], *,
         lines.append(f"- It breaks rule {v.rule_id}: {v.message}")
     if no_claims:
         lines.append("- It states no specific fact from the sources.")
-    lines.append("Answer again using only facts stated in the sources, with their exact numbers, and cite [n]. "
-                 "If the sources do not contain the answer, reply exactly: The documents do not say.")
+    lines += [f"- It does not answer the question: {g}." for g in gaps[:max_items]]
+    lines.append("Answer the question again using only facts stated in the sources, with their exact numbers, "
+                 "and cite the source [n] that states each." +
+                 (" If the sources do not contain the answer, reply exactly: The documents do not say."
+                  if abstain_hint else ""))
     return "\n".join(lines)

@@ -9,15 +9,35 @@ from typing import Any, Protocol, Sequence
 # also accepts the paraphrases small models produce.
 ABSTAIN_SENTINEL = "The documents do not say."
 
-# Short and direct: a 135M model follows this better than a long system prompt (DESIGN §4).
-INSTRUCTION = ("Answer the question in one or two sentences using only the sources above, and cite the "
-               "source number like [1]. If the sources do not contain the answer, reply exactly: "
-               + ABSTAIN_SENTINEL)
+# Short and direct: a 135M model follows this better than a long system prompt (DESIGN §4). The label
+# and instruction of each prompt form; "context" is DESIGN §4's form (a 0.5B model answered 5/5 with it).
+PROMPT_FORMS = {
+    "sources": ("Sources", "Answer the question in one or two sentences using only the sources above, and cite "
+                           "the source number like [1]."),
+    "context": ("Context", "Answer in one sentence using only the context, and cite the source number like [1]."),
+}
+# Offered only where it measures better: a capable model over-follows an escape hatch and abstains even
+# with the answer in its sources (DESIGN §4; bench/RESULTS.md "Prompts per model").
+ABSTAIN_HINT = " If the {where} not contain the answer, reply exactly: " + ABSTAIN_SENTINEL
 
-# DESIGN §4's form (the one a 0.5B model answered 5/5 with), plus the citation and abstention asks.
-CONTEXT_INSTRUCTION = ("Answer in one sentence using only the context, and cite the source number like [1]. "
-                       "If the context does not contain the answer, reply exactly: " + ABSTAIN_SENTINEL)
-PROMPT_FORMS = ("sources", "context")
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """How the question and sources are put to the model (chosen per model: pipeline.model_profiles)."""
+    form: str = "sources"           # a key of PROMPT_FORMS
+    abstain_hint: bool = True       # offer the exact abstention sentence
+    question_first: bool = False    # the question above the sources (the instruction stays last)
+
+    def __post_init__(self) -> None:
+        if self.form not in PROMPT_FORMS:
+            raise ValueError(f"prompt form must be one of {', '.join(PROMPT_FORMS)}; got {self.form!r}")
+
+    @property
+    def instruction(self) -> str:
+        label, text = PROMPT_FORMS[self.form]
+        where = {"Sources": "sources do", "Context": "context does"}[label]
+        return text + (ABSTAIN_HINT.format(where=where) if self.abstain_hint else "")
+
 
 _ABSTAIN_PATTERNS = [
     re.compile(r"documents?\s+(do|does)\s+not\s+say", re.I),
@@ -62,17 +82,13 @@ def format_source(n: int, passage: Any, text: str | None = None) -> str:
     return f"[{n}] ({passage.doc_id}) {body}"
 
 
-def user_message(question: str, sources: Sequence[str], form: str = "sources", question_first: bool = False) -> str:
-    """``form`` "sources": "Sources: … Question: … <INSTRUCTION>"; "context": DESIGN §4's "Context: …
-    Question: … Answer in one sentence using only the context." ``question_first`` puts the question
-    above the sources (the instruction stays last, nearest the answer)."""
-    if form not in PROMPT_FORMS:
-        raise ValueError(f"prompt form must be one of {', '.join(PROMPT_FORMS)}; got {form!r}")
-    label, instruction = ("Sources", INSTRUCTION) if form == "sources" else ("Context", CONTEXT_INSTRUCTION)
+def user_message(question: str, sources: Sequence[str], style: PromptStyle = PromptStyle()) -> str:
+    """"<Label>: [1] … [n] …" then "Question: …" and the style's instruction, nearest the answer."""
+    label, _ = PROMPT_FORMS[style.form]
     body = f"{label}:\n" + "\n".join(sources)
-    if question_first:
-        return f"Question: {question}\n\n{body}\n\n{instruction}"
-    return f"{body}\n\nQuestion: {question}\n{instruction}"
+    if style.question_first:
+        return f"Question: {question}\n\n{body}\n\n{style.instruction}"
+    return f"{body}\n\nQuestion: {question}\n{style.instruction}"
 
 
 # Segments of a passage: a sentence (. ! ? 。！？) or a line (markdown table rows, list items).
@@ -105,26 +121,25 @@ def segments(text: str) -> list[tuple[int, int]]:
 
 
 def render(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, followup: Sequence[dict] = (),
-           form: str = "sources", question_first: bool = False) -> tuple[list[dict], str, int]:
+           style: PromptStyle = PromptStyle()) -> tuple[list[dict], str, int]:
     """(messages, templated text, token count) of the prompt with ``passages`` as sources [1], [2], …"""
     sources = [format_source(i + 1, p) for i, p in enumerate(passages)]
-    messages = [{"role": "user", "content": user_message(question, sources, form, question_first)}, *followup]
+    messages = [{"role": "user", "content": user_message(question, sources, style)}, *followup]
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
     return messages, text, len(tokenizer.encode(text))
 
 
 def build(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, *, context_len: int,
-          max_tokens: int, followup: Sequence[dict] = (), form: str = "sources",
-          question_first: bool = False) -> Prompt:
+          max_tokens: int, followup: Sequence[dict] = (), style: PromptStyle = PromptStyle()) -> Prompt:
     """The chat prompt for ``question`` with ``passages`` (chosen and ordered by the caller, see
     pipeline.sources) as numbered sources. Should prompt + ``max_tokens`` overflow ``context_len``
     (a long question or feedback), the last passages are dropped; ValueError if none of them fit."""
     budget = context_len - max_tokens
     kept, dropped = list(passages), []
-    messages, text, n = render(question, kept, tokenizer, followup, form, question_first)
+    messages, text, n = render(question, kept, tokenizer, followup, style)
     while n > budget and kept:
         dropped.insert(0, kept.pop())
-        messages, text, n = render(question, kept, tokenizer, followup, form, question_first)
+        messages, text, n = render(question, kept, tokenizer, followup, style)
     if n > budget:
         raise ValueError(f"the question alone needs {n} prompt tokens; the model allows {budget} "
                          f"(context {context_len} - max_tokens {max_tokens}): shorten the question or max_tokens")

@@ -2,21 +2,23 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K
 
 POLICIES = ("flag", "abstain", "regenerate")
 STATUSES = ("verified", "regenerated", "flagged", "abstained")
+Status = Literal["verified", "regenerated", "flagged", "abstained"]
+Verdict = Literal["supported", "contradicted", "unsupported", "violates_rule"]
 MAX_QUESTION_CHARS = 4000
-STAGES = ("retrieve", "prefill", "decode", "extract", "verify")
+STAGES = ("retrieve", "prove", "prefill", "decode", "extract", "verify")
 
 
 @dataclass
 class AskOptions:
-    """Per-request options. Policies: ``flag`` answers once and flags a failing answer; ``regenerate``
-    retries with feedback up to ``max_attempts`` then flags; ``abstain`` retries the same way then
-    abstains ("The documents do not say.") instead of returning a failing answer."""
+    """Per-request options. Policies: ``regenerate`` (default) retries with the failures as feedback up to
+    ``max_attempts``, then abstains, the failing draft kept apart in ``flagged_draft``; ``abstain`` does
+    the same without retrying; ``flag`` answers once and returns a failing answer marked ``flagged``."""
 
     top_k: int = DEFAULT_TOP_K
     max_tokens: int = DEFAULT_MAX_TOKENS
@@ -70,13 +72,14 @@ class ClaimReport:
     start: int
     end: int
     relation: str | None
-    verdict: str              # supported | contradicted | unsupported | violates_rule
+    verdict: Verdict
     cf: float
     rule_ids: list[str] = field(default_factory=list)
     explanation: str = ""
     cited: list[str] = field(default_factory=list)
     kind: str = "relation"    # relation | value
     evidence: list[dict] = field(default_factory=list)   # what the documents say (doc id, span, text)
+    extractor: str = "pattern"   # what read the claim from the answer: pattern | value | proof | lm
 
 
 @dataclass
@@ -97,13 +100,23 @@ class Attempt:
     timings_ms: dict[str, float]
     usage: dict[str, int]
     finish_reason: str | None = None
+    gaps: list[str] = field(default_factory=list)   # why a draft with supported claims still fails
+
+
+@dataclass
+class FlaggedDraft:
+    """A failing answer withheld from ``answer`` (policies regenerate and abstain), with its verdicts."""
+    answer: str
+    claims: list[ClaimReport]
+    violations: list[Violation]
+    reason: str
 
 
 @dataclass
 class AnswerResult:
     question: str
     answer: str
-    status: str
+    status: Status
     citations: list[Citation]
     claims: list[ClaimReport]
     violations: list[Violation]
@@ -112,6 +125,10 @@ class AnswerResult:
     usage: dict[str, int]
     policy: str = "regenerate"
     reason: str = ""          # why the status (e.g. which check failed), human-readable
+    flagged_draft: FlaggedDraft | None = None
+    proof: dict | None = None            # the rule engine's proof of the answer (HOW), when it gave one
+    quarantined: list[dict] = field(default_factory=list)   # retrieved passages set apart as instructions
+    followups: list[str] = field(default_factory=list)      # the multi-hop retrieval queries
 
     def to_dict(self) -> dict:
         """The /ask response body of DESIGN §3 (plus ``violations``, ``reason`` and per-attempt detail)."""

@@ -62,6 +62,7 @@ class Claim:
     start: int
     end: int
     cited: list[str] = field(default_factory=list)
+    extractor: str = "pattern"      # what read it from the answer: pattern | proof | lm
 
 
 def value_to_json(v: Any) -> Any:

@@ -93,13 +93,24 @@ class FakePassage:
 
 
 class FixedRetriever:
+    """Returns its passages, best first, for every query; they are also the whole KB (``passages()``).
+    Quarantined ones come back only when asked for, as from retrieval.Retriever."""
+
+    version = "fixed"
+
     def __init__(self, passages: list[FakePassage]):
-        self.passages = passages
+        self.kb = list(passages)
         self.queries: list[tuple[str, int]] = []
 
-    def search(self, query: str, top_k: int = 5, **_: object) -> list[FakePassage]:
+    def search(self, query: str, top_k: int = 5, include_quarantined: bool = False, **_: object) -> list[FakePassage]:
         self.queries.append((query, top_k))
-        return self.passages[:top_k]
+        return [p for p in self.kb if include_quarantined or not p.quarantine][:top_k]
+
+    def passages(self, *, include_quarantined: bool = False) -> list[FakePassage]:
+        return [p for p in self.kb if include_quarantined or not p.quarantine]
+
+    def __len__(self) -> int:
+        return len(self.kb)
 
 
 _ENGINE = None

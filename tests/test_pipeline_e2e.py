@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import Answerer, AskOptions
+from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_RULES_DIR
 from pipeline.factory import open_retriever, open_rules
 from pipeline_fakes import ScriptedThenModel, default_engine
@@ -18,10 +18,10 @@ def parts(tmp_path_factory):
     return retriever, open_rules(DEFAULT_RULES_DIR), default_engine()
 
 
-def answerer(parts, scripted):
+def answerer(parts, scripted, **config):
     retriever, rules, engine = parts
     gen = ScriptedThenModel(engine, scripted)
-    return Answerer(gen, retriever, rules), gen
+    return Answerer(gen, retriever, rules, AnswererConfig(**config)), gen
 
 
 def test_correct_answer_passes(parts):
@@ -34,7 +34,7 @@ def test_correct_answer_passes(parts):
 
 def test_number_not_in_documents_is_caught_and_regenerated_by_the_model(parts):
     wrong = "The AX-200 has a rated payload of 150 kg [1]."
-    a, gen = answerer(parts, [wrong])
+    a, gen = answerer(parts, [wrong], symbolic_answers=False)
     r = a.ask("What is the rated payload of the AX-200?", AskOptions(max_attempts=2, **FAST))
     first = r.attempts[0]
     assert not first.ok and first.answer == wrong
@@ -44,6 +44,19 @@ def test_number_not_in_documents_is_caught_and_regenerated_by_the_model(parts):
     assert gen.calls[1][-1]["content"] == first.feedback
     assert r.status in ("regenerated", "flagged", "abstained")    # never verified on the wrong answer
     assert r.answer != wrong or r.status == "flagged"
+
+
+def test_a_wrong_draft_loses_to_the_rules_proof(parts):
+    wrong = "The AX-200 has a rated payload of 150 kg [1]."
+    a, gen = answerer(parts, [wrong])
+    r = a.ask("What is the rated payload of the AX-200?", AskOptions(max_attempts=2, **FAST))
+    assert len(gen.calls) == 1 and not r.attempts[0].ok                # no second draft: the proof answers
+    assert r.status == "verified" and "200 kg" in r.answer and "150 kg" not in r.answer
+    assert r.proof["value"] == "200 kg" and "G_PAYLOAD" in r.proof["rule_ids"]
+    assert "150 kg" in r.reason                                         # the disagreement is reported
+    claim = r.claims[0]
+    assert claim.extractor == "proof" and claim.verdict == "supported" and "G_PAYLOAD" in claim.explanation
+    assert r.citations and "200 kg" in r.citations[0].text             # it cites a passage stating it
 
 
 def test_rule_violation_is_flagged_with_rule_id(parts):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import Answerer, AskOptions
+from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.context import content_terms, restates, shares_context
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
@@ -32,8 +32,10 @@ def rulebase(tmp_path_factory):
 
 
 def ask(rulebase, answers, question=QUESTION, passages=(PRODUCT, WARRANTY), **opts):
+    """The drafts decide (symbolic answers off): these tests are about grounding the model's own values."""
     gen = ScriptedGenerator(list(answers))
-    return Answerer(gen, FixedRetriever(list(passages)), rulebase).ask(question, AskOptions(**opts)), gen
+    answerer = Answerer(gen, FixedRetriever(list(passages)), rulebase, AnswererConfig(symbolic_answers=False))
+    return answerer.ask(question, AskOptions(**opts)), gen
 
 
 def test_content_terms_blank_values_and_fold_plurals():
@@ -56,7 +58,7 @@ def test_ans_02_uncited_value_from_another_context_is_unsupported(rulebase):
 
 
 def test_ans_02_regenerates_to_the_grounded_value(rulebase):
-    right = "The LX-500 runs up to 8 hours per charge."     # uncited, but its row says "charge"
+    right = "The LX-500 runs up to 8 hours per charge [1]."
     r, gen = ask(rulebase, [ANS_02, right])
     assert r.status == "regenerated" and r.answer == right and len(gen.calls) == 2
     assert [(c.text, c.verdict) for c in r.claims] == [("8 hours", "supported")]
@@ -110,7 +112,9 @@ def test_uncited_decimal_value_keeps_the_words_after_it(rulebase):
     # Before the fix "1.5 m/s" split the answer sentence at "1.", dropping "loaded" from its context.
     speed = FakePassage("products/lx500.md", "| Top speed, loaded | 1.5 m/s |\n", 0.9)
     r, _ = ask(rulebase, ["It drives 1.5 m/s when loaded."], question="How fast?", passages=[speed], policy="flag")
-    assert r.status == "verified" and r.claims[0].text == "1.5 m/s"
+    assert r.claims[0].text == "1.5 m/s" and r.claims[0].verdict == "supported"     # grounded by "loaded"
+    # ...but it cites nothing: the reader is not told where it stands, so it is not verified
+    assert r.status == "flagged" and "cites a source that does not state it" in r.reason
 
 
 OLD_POLICY = FakePassage("hr/leave_2023.md", "Full-time employees receive 25 days of annual leave.", 0.9,
@@ -123,7 +127,9 @@ def test_a_fact_supported_only_by_a_source_the_answer_does_not_cite_says_so(rule
     # the README's default question: the right (2025) value, cited to the superseded 2023 policy
     wrong_cite = "Full-time employees get 30 days of annual leave [1]."
     r, _ = ask(rulebase, [wrong_cite], question=LEAVE_Q, passages=[OLD_POLICY, NEW_POLICY], policy="flag")
-    assert r.status == "verified" and "does not cite" in r.reason
+    # the fact checks out, the citation does not: not verified, and the regeneration is told why
+    assert r.status == "flagged" and "cites a source that does not state it" in r.reason
+    assert "cite the source [n] that states each" in r.attempts[0].feedback
     (claim,) = r.claims
     assert claim.relation == "annual_leave_days" and claim.verdict == "supported"
     assert claim.cited == ["hr/leave_2023.md"] and claim.cf == pytest.approx(0.8)

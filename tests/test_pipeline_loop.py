@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import Answerer, AskOptions
+from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.prompts import ABSTAIN_SENTINEL
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
@@ -32,9 +32,10 @@ def rulebase(tmp_path_factory):
     return load_rulebase(d)
 
 
-def make(rulebase, answers, passages=PASSAGES):
+def make(rulebase, answers, passages=PASSAGES, **config):
+    """The loop under test; symbolic answers off unless asked for, so the drafts decide the outcome."""
     gen = ScriptedGenerator(answers)
-    return Answerer(gen, FixedRetriever(passages), rulebase), gen
+    return Answerer(gen, FixedRetriever(passages), rulebase, AnswererConfig(**{"symbolic_answers": False, **config})), gen
 
 
 def test_verified_first_try(rulebase):
@@ -64,28 +65,34 @@ def test_regenerated_then_verified_with_specific_feedback(rulebase):
     assert gen.calls[1][-2] == {"role": "assistant", "content": WRONG_NUMBER}
 
 
-def test_rule_violation_is_flagged_with_rule_id_after_attempts(rulebase):
+def test_rule_violation_is_withheld_with_rule_id_after_attempts(rulebase):
     a, gen = make(rulebase, [VIOLATING] * 3)
     r = a.ask("How much annual leave?", AskOptions(policy="regenerate", max_attempts=3))
-    assert r.status == "flagged" and r.answer == VIOLATING
+    # the default: a draft still failing after every attempt is not handed out as the answer
+    assert r.status == "abstained" and r.answer == ABSTAIN_SENTINEL and r.claims == [] and r.citations == []
     assert len(r.attempts) == 3 and len(gen.calls) == 3
-    assert any(v.rule_id == "LEAVE_MAX" for v in r.violations) or \
-        any("LEAVE_MAX" in c.rule_ids for c in r.claims)
-    assert "LEAVE_MAX" in r.attempts[0].feedback
+    draft = r.flagged_draft
+    assert draft.answer == VIOLATING
+    assert any(v.rule_id == "LEAVE_MAX" for v in draft.violations) or \
+        any("LEAVE_MAX" in c.rule_ids for c in draft.claims)
+    assert "LEAVE_MAX" in r.attempts[0].feedback and "withheld" in r.reason
+    assert r.to_dict()["flagged_draft"]["answer"] == VIOLATING
 
 
 def test_flag_policy_does_not_regenerate(rulebase):
     a, gen = make(rulebase, [WRONG_NUMBER])
     r = a.ask("How much annual leave?", AskOptions(policy="flag"))
     assert r.status == "flagged" and len(gen.calls) == 1 and r.answer == WRONG_NUMBER
+    assert r.flagged_draft is None and r.claims[0].verdict in ("contradicted", "unsupported")
 
 
-def test_abstain_policy_replaces_a_failing_answer(rulebase):
+def test_abstain_policy_withholds_a_failing_answer_without_retrying(rulebase):
     a, gen = make(rulebase, [WRONG_NUMBER, WRONG_NUMBER])
     r = a.ask("How much annual leave?", AskOptions(policy="abstain", max_attempts=2))
     assert r.status == "abstained" and r.answer == ABSTAIN_SENTINEL
-    assert len(gen.calls) == 2 and r.claims == [] and r.citations == []
-    assert [att.answer for att in r.attempts] == [WRONG_NUMBER, WRONG_NUMBER]
+    assert len(gen.calls) == 1 and r.claims == [] and r.citations == []
+    assert [att.answer for att in r.attempts] == [WRONG_NUMBER]
+    assert r.flagged_draft.answer == WRONG_NUMBER and r.flagged_draft.claims[0].verdict != "supported"
 
 
 def test_model_abstains(rulebase):
@@ -98,8 +105,8 @@ def test_unanswerable_with_unsupported_number_is_never_verified(rulebase):
     made_up = "Parking costs $40 per month [2]."
     a, gen = make(rulebase, [made_up, made_up, made_up])
     r = a.ask("How much does parking cost?")
-    assert r.status == "flagged"
-    money = [c for c in r.claims if c.kind == "value"]
+    assert r.status == "abstained" and r.claims == []
+    money = [c for c in r.flagged_draft.claims if c.kind == "value"]
     assert money and money[0].verdict == "unsupported" and money[0].text == "$40"
     assert "$40" in r.attempts[0].feedback
 
@@ -107,7 +114,7 @@ def test_unanswerable_with_unsupported_number_is_never_verified(rulebase):
 def test_answer_without_checkable_claim_is_not_verified(rulebase):
     a, gen = make(rulebase, ["Yes, that is allowed [1].", "Yes [1]."], )
     r = a.ask("Is it allowed?", AskOptions(max_attempts=2))
-    assert r.status == "flagged" and "no verifiable claim" in r.reason
+    assert r.status == "abstained" and "no verifiable claim" in r.reason
 
 
 def test_value_grounding_accepts_unit_normalised_and_uncited(rulebase):
@@ -168,14 +175,15 @@ def test_relation_claim_without_evidence_fact_is_grounded_by_cited_value(rulebas
     assert "value match" in r.claims[0].explanation
     uncited = "Full-time employees get 25 days of annual leave."
     a, _ = make(rulebase, [uncited, uncited, uncited], passages)
-    assert a.ask("How much annual leave?").status == "flagged"
+    r = a.ask("How much annual leave?")
+    assert r.status == "abstained" and r.flagged_draft.answer == uncited
 
 
 def test_bare_number_matching_only_an_uncited_passage_is_unsupported(rulebase):
     # "3" appears in the remote-work passage, but the answer neither cites it nor gives a unit.
     a, _ = make(rulebase, ["The noise level is 3.", "The noise level is 3."])
     r = a.ask("What is the noise level?", AskOptions(max_attempts=2))
-    assert r.status == "flagged" and r.claims[0].verdict == "unsupported"
+    assert r.status == "abstained" and r.flagged_draft.claims[0].verdict == "unsupported"
     a, _ = make(rulebase, ["The noise level is 3 [2]."])
     assert a.ask("What is the noise level?").status == "verified"   # cited: the number is in [2]
 

@@ -6,8 +6,8 @@ import pytest
 
 from pipeline import AnswererConfig, AskOptions
 from pipeline.answerer import Answerer
-from pipeline.prompts import (ABSTAIN_SENTINEL, CONTEXT_INSTRUCTION, INSTRUCTION, build, format_source, segments,
-                              user_message)
+from pipeline.model_profiles import MEDIUM, SMALL, PromptProfile, parameter_count, profile_for
+from pipeline.prompts import ABSTAIN_SENTINEL, PromptStyle, build, format_source, segments, user_message
 from pipeline.sources import focus_passage, pack
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, WordTokenizer
 from symbolic import load_rulebase
@@ -61,20 +61,37 @@ def test_focus_leaves_short_or_unrelated_passages_alone():
         focus_passage(p, "payload", 0)
 
 
-def test_prompt_forms_and_question_placement():
+def test_prompt_forms_abstention_hint_and_question_placement():
     srcs = ["[1] (a.md) Leave is 25 days."]
     plain = user_message("How much leave?", srcs)
-    assert plain.startswith("Sources:") and plain.endswith(INSTRUCTION)
-    ctx = user_message("How much leave?", srcs, form="context")
-    assert ctx.startswith("Context:") and ctx.endswith(CONTEXT_INSTRUCTION) and ABSTAIN_SENTINEL in ctx
-    assert "Answer in one sentence using only the context" in ctx
-    first = user_message("How much leave?", srcs, question_first=True)
-    assert first.index("Question: How much leave?") < first.index("[1]") and first.endswith(INSTRUCTION)
+    assert plain.startswith("Sources:") and plain.endswith(PromptStyle().instruction)
+    assert plain.endswith("If the sources do not contain the answer, reply exactly: " + ABSTAIN_SENTINEL)
+    ctx = user_message("How much leave?", srcs, PromptStyle("context"))
+    assert ctx.startswith("Context:") and ctx.endswith("If the context does not contain the answer, reply exactly: "
+                                                       + ABSTAIN_SENTINEL)
+    open_ = user_message("How much leave?", srcs, PromptStyle("context", abstain_hint=False))
+    assert open_.endswith("Answer in one sentence using only the context, and cite the source number like [1].")
+    assert ABSTAIN_SENTINEL not in open_
+    first = user_message("How much leave?", srcs, PromptStyle(question_first=True))
+    assert first.index("Question: How much leave?") < first.index("[1]")
     with pytest.raises(ValueError, match="prompt form"):
-        user_message("q", srcs, form="chatty")
+        PromptStyle("chatty")
     prompt = build("How much leave?", [FakePassage("a.md", "Leave is 25 days.")], WordTokenizer(),
-                   context_len=512, max_tokens=16, form="context", question_first=True)
+                   context_len=512, max_tokens=16, style=PromptStyle("context", question_first=True))
     assert prompt.messages[0]["content"].startswith("Question:")
+
+
+def test_profiles_follow_the_model_size():
+    from types import SimpleNamespace
+    smollm2 = SimpleNamespace(hidden_size=576, num_key_value_heads=3, head_dim=64, intermediate_size=1536,
+                              vocab_size=49152, num_hidden_layers=30)
+    qwen = SimpleNamespace(hidden_size=896, num_key_value_heads=2, head_dim=64, intermediate_size=4864,
+                           vocab_size=151936, num_hidden_layers=24)
+    assert 130e6 < parameter_count(smollm2) < 140e6 and 480e6 < parameter_count(qwen) < 500e6
+    assert profile_for(SimpleNamespace(model_config=smollm2)) is SMALL
+    assert profile_for(SimpleNamespace(model_config=qwen)) is MEDIUM
+    assert profile_for(object()) is SMALL
+    assert not MEDIUM.style.abstain_hint and SMALL.style.abstain_hint
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +127,7 @@ def test_answerer_packs_sources_into_the_budget_and_passes_sampling_knobs(ruleba
     passages = [FakePassage(f"d{i}.md", f"Filler sentence {i}. Another one. " * 3 + "Leave is 25 days.", 1.0 - i / 10)
                 for i in range(5)]
     gen = ScriptedGenerator(["Leave is 25 days [1]."])
-    cfg = AnswererConfig(source_budget=40, repetition_penalty=1.15, stop=("\n\n",))
+    cfg = AnswererConfig(profile=PromptProfile("test", source_budget=40), repetition_penalty=1.15, stop=("\n\n",))
     r = Answerer(gen, FixedRetriever(passages), rulebase, cfg).ask("How many days of leave?",
                                                                     AskOptions(policy="flag", max_tokens=32))
     user = gen.calls[0][0]["content"]
@@ -125,10 +142,7 @@ def test_answerer_packs_sources_into_the_budget_and_passes_sampling_knobs(ruleba
     assert passages[0].text[c.start - passages[0].start:c.end - passages[0].start] == c.text
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"prompt_form": "chatty"}, "prompt_form"), ({"source_budget": 0}, "source_budget"),
-    ({"source_budget": 2.5}, "source_budget"), ({"source_budget": True}, "source_budget"),
-])
-def test_bad_answerer_config(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        AnswererConfig(**kwargs)
+@pytest.mark.parametrize("budget", [0, 2.5, True, -3])
+def test_bad_source_budget(budget):
+    with pytest.raises(ValueError, match="source_budget"):
+        PromptProfile("bad", source_budget=budget)

@@ -1,0 +1,81 @@
+"""Does the answer answer the question? Supported claims are not enough: a verified answer must state what
+the question asks for (the proved value, the asked relation, the expected kind of value, about the asked
+entity) and cite sources that state it, current over superseded."""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from pipeline.context import content_terms
+from pipeline.extraction import ValueMention, mask_citations
+from pipeline.grounding import NOT_CITED
+from pipeline.question import QuestionFocus, find_entities
+from pipeline.types import ClaimReport
+from symbolic.values import format_value, value_type
+
+_POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permitted|required|only|needs?)\b|n't|"
+                       r"是|否|可以|不可以|不能|能|不|需要|无需|必须|允许|不允许", re.IGNORECASE)
+# Words of the question that name the kind of answer, not its topic ("how many days", "多少天").
+_ASKING = frozenset("""how many much long what which who whom whose when where why is are does do can may must
+day days week weeks month months year years hour hours minute minutes amount number price cost get there""".split())
+_ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多久|多长")
+
+
+def _values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[Any]:
+    out = [m.value for m in mentions]
+    out += [c.fact.args[-1] for c in claims if c.fact.args]
+    return out
+
+
+def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
+    """The question's content terms that say what it is about (not how it asks, not the entity names)."""
+    q = _ASKING_ZH.sub(" ", question)
+    named = set().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else set()
+    return {t for t in content_terms(q) if t not in _ASKING and t not in named}
+
+
+def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
+               rulebase: Any | None, proof: Any | None = None) -> str | None:
+    """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on."""
+    text = mask_citations(answer)
+    values = _values_of(claims, mentions)
+    if proof is not None:
+        if not any(v == proof.value for v in values) and format_value(proof.value).lower() not in text.lower():
+            return f"it does not state the answer the documents give ({format_value(proof.value)})"
+        return None
+    goal_relations = {g.relation for g in focus.goals}
+    stated = {c.fact.relation for c in claims}
+    if goal_relations and stated and not stated & goal_relations:
+        asked = sorted(goal_relations)[0]
+        return f"it states {', '.join(sorted(stated))}, but the question asks for {asked}"
+    wanted = focus.answer_types
+    value_kinds = {value_type(v) for v in values}
+    if wanted & {"duration", "money", "quantity", "percent", "date", "number"} and not wanted & {"yesno", "person",
+                                                                                                 "entity"}:
+        if not value_kinds & (wanted | ({"quantity"} if "number" in wanted else set())):
+            kinds = " or ".join(sorted(wanted))
+            return f"the question asks for a {kinds}, and the answer states none"
+    if "yesno" in wanted and not _POLARITY.search(text):
+        return "the question asks yes or no, and the answer says neither"
+    if rulebase is not None and focus.entities:
+        asked = {(e.type, e.entity_id) for e in focus.entities}
+        said = {(e.type, e.entity_id) for e in find_entities(text, rulebase)}
+        for etype, eid in said - asked:
+            if any(t == etype for t, _ in asked) and not any((etype, a) in said for t, a in asked if t == etype):
+                other = next(a for t, a in asked if t == etype)
+                return f"it is about {eid}, but the question asks about {other}"
+    topics = topic_terms(focus.question, focus)
+    if len(topics) >= 2 and not topics & content_terms(text):
+        return "it shares no word with what the question asks about"
+    return None
+
+
+def citation_gap(reports: Sequence[ClaimReport]) -> str | None:
+    """A claim whose support lies only in a source the answer does not cite, or that cites a superseded
+    source where a current one states the value: the citation points the reader to the wrong place."""
+    for r in reports:
+        if r.verdict == "supported" and NOT_CITED in r.explanation:
+            return f"\"{r.text}\" cites a source that does not state it"
+        if r.verdict == "supported" and any(e.get("superseded") for e in r.evidence) and "superseded" in r.explanation:
+            return f"\"{r.text}\" rests on a superseded source"
+    return None

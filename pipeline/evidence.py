@@ -1,0 +1,147 @@
+"""What one question is answered from: the passages of the retrieval rounds (a second, multi-hop round led
+by the rule base), quarantined passages set apart, the question's focus, the evidence facts (the whole
+KB's under the rule base) and, where the rules can prove the answer, the proof."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pipeline.extraction import EvidenceValue, extract_evidence, find_values
+from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
+from pipeline.question import QuestionFocus, find_entities, parse_question
+from pipeline.symbolic_answer import ProvenAnswer, prove
+
+# Passages per follow-up query, and the most follow-up queries per question.
+FOLLOWUP_TOP_K = 3
+MAX_FOLLOWUPS = 3
+
+
+@dataclass
+class QuestionContext:
+    question: str
+    focus: QuestionFocus
+    candidates: list[Any]                 # passages the prompt is packed from, best first
+    quarantined: list[Any] = field(default_factory=list)   # never prompt text, never evidence
+    followups: list[str] = field(default_factory=list)     # the multi-hop queries issued
+    kb: KBFacts | None = None
+    proof: ProvenAnswer | None = None
+    proof_passages: list[Any] = field(default_factory=list)  # the chunks stating the proof's facts
+    timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
+
+
+def _search(retriever: Any, query: str, top_k: int) -> tuple[list[Any], list[Any]]:
+    try:
+        hits = list(retriever.search(query, top_k=top_k, include_quarantined=True))
+    except TypeError:      # a retriever without quarantine support
+        hits = list(retriever.search(query, top_k=top_k))
+    return [p for p in hits if not getattr(p, "quarantine", None)], [p for p in hits if getattr(p, "quarantine", None)]
+
+
+def _label(rulebase: Any, relation: str) -> str:
+    sig = rulebase.relations.get(relation)
+    return (sig.label or relation.replace("_", " ")) if sig else relation.replace("_", " ")
+
+
+def _entity_label(rulebase: Any, eid: Any) -> str:
+    e = rulebase.entities.get(eid) if isinstance(eid, str) else None
+    return e.label if e else str(eid)
+
+
+def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any | None) -> list[str]:
+    """Second-round queries from what the first round found: the premises of the goal rules that would
+    prove the question's relation (a city's tier, then the tier's limit), and the question asked again
+    about an entity the best passages name but the question does not (the robot "that carries 500 kg"
+    is the LX-500: ask about the LX-500)."""
+    if rulebase is None:
+        return []
+    out: list[str] = []
+    for goal in focus.goals[:2]:
+        names = " ".join(_entity_label(rulebase, a) for a in goal.args)
+        for rule in rulebase.backward_rules:
+            if rule.head.relation != goal.relation:
+                continue
+            for prem in rule.premises:
+                rel = getattr(prem, "relation", None)
+                if rel and rel != goal.relation:
+                    out.append(f"{_label(rulebase, rel)} {names}".strip())
+    asked = focus.entity_ids
+    seen: dict[str, int] = {}
+    for p in first[:3]:
+        for e in find_entities(p.text, rulebase):
+            if e.entity_id not in asked:
+                seen[e.entity_id] = seen.get(e.entity_id, 0) + 1
+    for eid, _n in sorted(seen.items(), key=lambda kv: -kv[1])[:1]:
+        out.append(f"{_entity_label(rulebase, eid)} {focus.question}")
+    return list(dict.fromkeys(out))[:MAX_FOLLOWUPS]
+
+
+def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_cache: KBFactCache | None, *,
+           multi_hop: bool = True, symbolic: bool = True) -> QuestionContext:
+    """Retrieval rounds, quarantine, focus and proof for one question (no generation)."""
+    t0 = time.perf_counter()
+    focus = parse_question(question, rulebase)
+    first, quarantined = _search(retriever, question, top_k)
+    first.sort(key=lambda p: -float(getattr(p, "score", 0.0)))
+    ctx = QuestionContext(question, focus, first, quarantined)
+    if multi_hop:
+        ctx.followups = followup_queries(focus, first, rulebase)
+        seen = {(p.doc_id, p.start, p.end) for p in first}
+        extra: list[Any] = []
+        for q in ctx.followups:
+            hits, bad = _search(retriever, q, FOLLOWUP_TOP_K)
+            ctx.quarantined += [p for p in bad if (p.doc_id, p.start, p.end) not in {(b.doc_id, b.start, b.end)
+                                                                                     for b in ctx.quarantined}]
+            for p in hits:
+                if (p.doc_id, p.start, p.end) not in seen:
+                    seen.add((p.doc_id, p.start, p.end))
+                    extra.append(p)
+        # the first round's best keep the lead; a second-round hit outranks the first round's tail
+        ctx.candidates = first[:3] + extra + first[3:]
+    t1 = time.perf_counter()
+    if rulebase is not None and kb_cache is not None:
+        ctx.kb = kb_cache.get(retriever, rulebase)
+    if symbolic and rulebase is not None:
+        facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
+        ctx.proof = prove(focus, rulebase, facts)
+        if ctx.proof is not None:
+            ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase)
+    ctx.timings_ms = {"retrieve": round((t1 - t0) * 1000, 3), "prove": round((time.perf_counter() - t1) * 1000, 3)}
+    return ctx
+
+
+def evidence_for(passages: Sequence[Any], rulebase: Any, kb: KBFacts | None) -> tuple[list[Any], list[EvidenceValue]]:
+    """Facts and values the authoritative, unquarantined ``passages`` state, plus every fact of the KB
+    (a premise in an unretrieved document still counts); values come from the passages only, since a
+    value is checked against what the answer cites."""
+    facts, values = extract_evidence(evidence_passages(passages), rulebase)
+    if kb is not None:
+        have = {(f.relation, f.args, f.provenance.doc_id, f.provenance.start) for f in facts}
+        facts += [f for f in kb.facts if (f.relation, f.args, f.provenance.doc_id, f.provenance.start) not in have]
+    return facts, values
+
+
+def proof_passages(proof: ProvenAnswer, candidates: Sequence[Any], kb: KBFacts | None,
+                   rulebase: Any | None = None) -> list[Any]:
+    """The passages stating the proof's document facts: a retrieved one where it holds the fact's span,
+    else the KB chunk it was read from. A proof resting on the rule base's own facts cites the retrieved
+    passages that state its value about the asked entity, if any."""
+    out: list[Any] = []
+    if not proof.documents and rulebase is not None:
+        asked = set(proof.goal.args)
+        for p in evidence_passages(candidates):
+            # the entity may be named only by the document's title or the section the chunk sits in
+            about = " ".join([getattr(p, "title", None) or "", *(getattr(p, "heading_path", None) or []), p.text])
+            if any(v == proof.value for v, *_ in find_values(p.text)) and \
+                    asked & {e.entity_id for e in find_entities(about, rulebase)}:
+                out.append(p)
+        return out[:1]
+    for f in proof.documents:
+        prov = f.provenance
+        hit = next((p for p in candidates if p.doc_id == prov.doc_id and p.start <= (prov.start or 0)
+                    and (prov.end or 0) <= p.end), None)
+        if hit is None and kb is not None:
+            hit = kb.passage_for(f)
+        if hit is not None and all((hit.doc_id, hit.start) != (o.doc_id, o.start) for o in out):
+            out.append(hit)
+    return out

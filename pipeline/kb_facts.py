@@ -1,0 +1,71 @@
+"""Evidence with authority: which passages may vouch for a claim, and the whole knowledge base's facts under a
+rule base, read once per (index version, rule base)."""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from pipeline.extraction import EvidenceValue, extract_evidence
+
+log = logging.getLogger(__name__)
+
+# Front-matter `authority:` values that never vouch for a claim on their own: the document may be shown
+# as a source, but what only it states is not verified (a chat note contradicting a policy).
+NON_AUTHORITATIVE = frozenset({"note", "notes", "draft", "memo", "chat", "comment", "informal", "unofficial",
+                               "opinion", "faq-draft"})
+
+
+def authoritative(passage: Any) -> bool:
+    authority = getattr(passage, "authority", None)
+    return not authority or str(authority).strip().lower() not in NON_AUTHORITATIVE
+
+
+def evidence_passages(passages: Iterable[Any]) -> list[Any]:
+    """The passages whose statements count as evidence: authoritative and not quarantined."""
+    return [p for p in passages if authoritative(p) and not getattr(p, "quarantine", None)]
+
+
+@dataclass
+class KBFacts:
+    facts: list[Any] = field(default_factory=list)            # symbolic Facts with document provenance
+    values: list[EvidenceValue] = field(default_factory=list)
+    passage_of: dict[int, Any] = field(default_factory=dict)  # id(fact) -> the chunk passage stating it
+
+    def passage_for(self, fact: Any) -> Any | None:
+        return self.passage_of.get(id(fact))
+
+
+class KBFactCache:
+    """The rule patterns run over every authoritative chunk once per (index version, rule base); a KB
+    above ``max_chunks`` chunks is not read whole (its facts come from the retrieved passages only)."""
+
+    def __init__(self, max_chunks: int = 20_000):
+        self.max_chunks = max_chunks
+        self._key: tuple | None = None
+        self._facts: KBFacts | None = None
+        self._lock = threading.Lock()
+
+    def get(self, retriever: Any, rulebase: Any) -> KBFacts | None:
+        passages_of = getattr(retriever, "passages", None)
+        if passages_of is None or (hasattr(retriever, "__len__") and len(retriever) > self.max_chunks):
+            return None
+        key = (getattr(retriever, "version", id(retriever)), id(rulebase))
+        with self._lock:
+            if key != self._key:
+                self._facts = self._read(evidence_passages(passages_of()), rulebase)
+                self._key = key
+            return self._facts
+
+    @staticmethod
+    def _read(passages: list[Any], rulebase: Any) -> KBFacts:
+        out = KBFacts()
+        for p in passages:
+            facts, values = extract_evidence([p], rulebase)
+            for f in facts:
+                out.passage_of[id(f)] = p
+            out.facts.extend(facts)
+            out.values.extend(values)
+        log.info("read %d facts from %d chunks", len(out.facts), len(passages))
+        return out

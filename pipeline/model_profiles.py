@@ -1,0 +1,47 @@
+"""Prompt settings per model size: the prompt style and source budget each model answers best with,
+as measured by bench/answer_quality.py (bench/RESULTS.md "Prompts per model")."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.prompts import PromptStyle
+
+
+@dataclass(frozen=True)
+class PromptProfile:
+    name: str
+    style: PromptStyle = field(default_factory=PromptStyle)
+    # Tokens of sources in the prompt (pipeline.sources.pack); None: all that the context holds.
+    source_budget: int | None = 450
+
+    def __post_init__(self) -> None:
+        v = self.source_budget
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ValueError(f"source_budget must be a positive number of tokens or None; got {v!r}")
+
+
+# ~135M (SmolLM2): the offered abstention sentence keeps a weak model from inventing; a short budget keeps
+# its prefill within 1.5x of the old 3-passage cut.
+SMALL = PromptProfile("small", PromptStyle("sources", abstain_hint=True), 450)
+# >= 0.3B (Qwen2.5-0.5B): no escape hatch (it abstained on 6 of 6 answerable questions with one), the
+# DESIGN §4 "Context" form, and room for more passages.
+MEDIUM = PromptProfile("medium", PromptStyle("context", abstain_hint=False), 900)
+PROFILES = {p.name: p for p in (SMALL, MEDIUM)}
+SMALL_MAX_PARAMS = 300e6
+
+
+def parameter_count(model_config: Any) -> float:
+    """Weights of a decoder-only transformer from its shape (embeddings once, attention + MLP per layer)."""
+    h = model_config.hidden_size
+    kv = model_config.num_key_value_heads * model_config.head_dim
+    per_layer = 2 * h * h + 2 * h * kv + 3 * h * model_config.intermediate_size
+    return model_config.vocab_size * h + model_config.num_hidden_layers * per_layer
+
+
+def profile_for(generator: Any) -> PromptProfile:
+    """The profile for the generator's model (SMALL when it exposes no model config)."""
+    cfg = getattr(generator, "model_config", None)
+    if cfg is None:
+        return SMALL
+    return SMALL if parameter_count(cfg) < SMALL_MAX_PARAMS else MEDIUM

@@ -1,0 +1,203 @@
+"""What a question asks: the answer type it expects, the rule-base entities it names, and the rule-base
+relations it asks for with one open argument (the goals a symbolic answer proves)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.context import content_terms
+from symbolic.model import VALUE_TYPES
+from symbolic.patterns import name_regex
+
+# Answer types: the value kinds of symbolic.values, plus what a question can ask that is not a value.
+VALUE_ANSWER_TYPES = ("duration", "money", "quantity", "percent", "date", "number")
+ANSWER_TYPES = (*VALUE_ANSWER_TYPES, "yesno", "person", "entity")
+
+# English-first cues, with Chinese ones (the rule files carry the domain's Chinese names; these are the
+# question words). Order matters: the first rule that matches decides, so specific cues come first.
+_TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
+    (r"\b(what|which)\s+(percentage|percent|share|discount|rate)\b|\bhow\s+many\s+percent\b|百分之几|百分比|多少%|折扣是多少|几折",
+     ("percent",)),
+    (r"\bhow\s+many\s+(?:[a-z-]+\s+){0,2}?(days?|weeks?|months?|years?|hours?|minutes?|business\s+days?|working\s+days?|nights?)\b|"
+     r"\bhow\s+long\b|\bhow\s+(soon|quickly|far\s+in\s+advance)\b|\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",
+     ("duration",)),
+    (r"\bhow\s+much\b.*\b(cost|costs|price|pay|paid|fee|fees|reimburs\w*|allowance|limit|budget|charge|worth|spend)\b|"
+     r"\b(what|which)\s+(is\s+the\s+)?(price|cost|fee|amount|allowance|per\s+diem|budget|limit)\b|\bhow\s+much\s+money\b|"
+     r"多少钱|多少元|价格是多少|费用是多少|售价|报销多少|补贴多少|补助多少|标准是多少|上限是多少",
+     ("money", "quantity", "percent")),
+    (r"\bhow\s+(heavy|fast|far|big|large|tall|wide|high)\b|\b(what|which)\s+(is\s+the\s+)?(payload|weight|speed|"
+     r"capacity|range|temperature|distance|length|height)\b|多重|多快|多远|载重|重量|速度|温度|容量",
+     ("quantity", "number")),
+    (r"\bhow\s+many\b|多少个|几个|多少名|多少台|几台|多少次|几次|几位", ("number", "quantity")),
+    (r"\bhow\s+much\b|多少", ("money", "quantity", "percent", "number", "duration")),
+    (r"\b(when|what\s+date|by\s+what\s+date|which\s+date)\b|什么时候|哪天|何时|哪一天|截止日期", ("date", "duration")),
+    (r"\b(who|whom|whose)\b|谁|哪位", ("person", "entity")),
+    (r"^\s*(is|are|can|could|does|do|did|may|must|should|will|would|was|were|has|have|had)\b|"
+     r"是否|能否|可否|可不可以|能不能|是不是|有没有|吗[？?]?\s*$", ("yesno",)),
+]
+_TYPE_RES = [(re.compile(rx, re.IGNORECASE), types) for rx, types in _TYPE_CUES]
+
+
+def answer_types(question: str) -> frozenset[str]:
+    """The answer types a question expects (empty when its wording gives no cue)."""
+    for rx, types in _TYPE_RES:
+        if rx.search(question):
+            return frozenset(types)
+    return frozenset()
+
+
+@dataclass(frozen=True)
+class EntityMention:
+    entity_id: str
+    type: str
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A relation the question asks for: every argument bound but the last, which is the answer."""
+    relation: str
+    args: tuple            # bound arguments (entity ids), the open last one excluded
+    score: float           # how much of the relation's name the question uses, 0..1
+    implied: tuple[int, ...] = ()   # positions bound by default (the type's only entity), not by the question
+
+    @property
+    def arity(self) -> int:
+        return len(self.args) + 1
+
+
+@dataclass
+class QuestionFocus:
+    question: str
+    answer_types: frozenset[str]
+    entities: list[EntityMention] = field(default_factory=list)
+    goals: list[Goal] = field(default_factory=list)
+    terms: frozenset[str] = frozenset()
+
+    @property
+    def entity_ids(self) -> set[str]:
+        return {e.entity_id for e in self.entities}
+
+
+class _EntityIndex:
+    """One regex over every entity name of a rule base, longest names first."""
+
+    def __init__(self, rulebase: Any):
+        names: dict[str, list[tuple[str, str]]] = {}
+        for e in rulebase.entities.values():
+            for n in e.names:
+                if n and n.strip():
+                    names.setdefault(n.strip().lower(), []).append((e.id, e.type))
+        self.by_name = names
+        alts = sorted(names, key=len, reverse=True)
+        self.regex = re.compile("|".join(f"({name_regex(n)})" for n in alts), re.IGNORECASE) if alts else None
+        self.group_names = alts
+
+    def find(self, text: str) -> list[EntityMention]:
+        if self.regex is None:
+            return []
+        out = []
+        for m in self.regex.finditer(text):
+            name = self.group_names[m.lastindex - 1]
+            for eid, etype in dict.fromkeys(self.by_name[name]):
+                out.append(EntityMention(eid, etype, m.group(0), m.start(), m.end()))
+        return out
+
+
+_INDEX_CACHE: dict[int, tuple[Any, _EntityIndex]] = {}
+
+
+def entity_index(rulebase: Any) -> _EntityIndex:
+    hit = _INDEX_CACHE.get(id(rulebase))
+    if hit is None or hit[0] is not rulebase:
+        if len(_INDEX_CACHE) > 8:
+            _INDEX_CACHE.clear()
+        hit = (rulebase, _EntityIndex(rulebase))
+        _INDEX_CACHE[id(rulebase)] = hit
+    return hit[1]
+
+
+def find_entities(text: str, rulebase: Any) -> list[EntityMention]:
+    return entity_index(rulebase).find(text)
+
+
+def _relation_names(sig: Any) -> list[str]:
+    return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
+
+
+def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
+    """The best share of one of the relation's names (label, aliases, id words) that the question uses."""
+    best = 0.0
+    for name in _relation_names(sig):
+        t = content_terms(name)
+        if t:
+            best = max(best, len(t & q_terms) / len(t))
+    return best
+
+
+def _type_fits(sig: Any, types: frozenset[str]) -> bool:
+    last = sig.params[-1].type
+    if not types:
+        return True
+    if last in VALUE_TYPES:
+        return last in types or (last == "number" and "quantity" in types)
+    return bool(types & {"person", "entity"})
+
+
+def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6) -> QuestionFocus:
+    """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
+    needs every argument but the last bound by an entity the question names (or by the type's only
+    entity), a last argument whose type fits the question's answer type, and at least ``min_score`` of
+    one of the relation's names in the question."""
+    types = answer_types(question)
+    terms = frozenset(content_terms(question))
+    focus = QuestionFocus(question, types, terms=terms)
+    if rulebase is None:
+        return focus
+    focus.entities = find_entities(question, rulebase)
+    by_type: dict[str, list[str]] = {}
+    for e in focus.entities:
+        by_type.setdefault(e.type, [])
+        if e.entity_id not in by_type[e.type]:
+            by_type[e.type].append(e.entity_id)
+    only_entity: dict[str, str] = {}
+    for e in rulebase.entities.values():
+        only_entity[e.type] = e.id if e.type not in only_entity else ""
+    named_terms = frozenset().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else frozenset()
+    goals = []
+    for sig in rulebase.relations.values():
+        if sig.arity < 2 or not _type_fits(sig, types):
+            continue
+        # an entity's own name ("Tier 1 city") says nothing about which relation is asked
+        score = relation_score(sig, terms - named_terms)
+        if score < min_score:
+            continue
+        choices: list[list[str]] = []
+        implied = []
+        for i, p in enumerate(sig.params[:-1]):
+            named = by_type.get(p.type, [])
+            if named:
+                choices.append(named)
+            elif only_entity.get(p.type):
+                choices.append([only_entity[p.type]])
+                implied.append(i)
+            else:
+                choices = []
+                break
+        if not choices:
+            continue
+        for args in _product(choices):
+            goals.append(Goal(sig.name, tuple(args), score, tuple(implied)))
+    # the best-named relations first; among equals, the ones whose arguments the question names itself
+    focus.goals = sorted(goals, key=lambda g: (-g.score, len(g.implied), g.relation))
+    return focus
+
+
+def _product(choices: list[list[str]]) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for c in choices:
+        out = [[*o, x] for o in out for x in c][:16]
+    return out

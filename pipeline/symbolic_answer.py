@@ -1,0 +1,154 @@
+"""Symbolic answers: when a question parses into a rule-base relation with one open argument, backward
+chaining over the evidence facts proves that argument (with a certainty factor and the documents it rests
+on); the model only phrases it, and where the model's answer disagrees the proof wins."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pipeline.extraction import find_values
+from pipeline.question import Goal, QuestionFocus
+from symbolic import BackwardChainer, Fact, Node, Provenance
+from symbolic.cf import THRESHOLD
+from symbolic.explain import how_text
+from symbolic.model import Var
+from symbolic.values import Money, Percentage, Quantity, format_value
+
+# The runner-up value must trail the proved one by this much CF, else the evidence is ambiguous (two
+# current documents disagree, or the question leaves out a qualifier the documents distinguish).
+MARGIN = 0.3
+
+
+@dataclass
+class ProvenAnswer:
+    goal: Goal
+    value: Any
+    cf: float
+    node: Node
+    documents: list[Fact]                 # the document facts the proof rests on (doc id, span)
+    rivals: list[tuple[Any, float]] = field(default_factory=list)
+
+    @property
+    def fact(self) -> Fact:
+        return Fact(self.goal.relation, (*self.goal.args, self.value), self.cf, Provenance("proof"))
+
+    @property
+    def how(self) -> str:
+        return how_text(self.node)
+
+    def to_dict(self) -> dict:
+        return {"relation": self.goal.relation, "args": [format_value(a) for a in self.goal.args],
+                "value": format_value(self.value), "cf": round(self.cf, 4), "rule_ids": self.node.rule_ids,
+                "documents": [{"doc_id": f.provenance.doc_id, "start": f.provenance.start, "end": f.provenance.end,
+                               "superseded": bool(f.provenance.superseded)} for f in self.documents],
+                "rivals": [{"value": format_value(v), "cf": round(c, 4)} for v, c in self.rivals],
+                "how": self.how}
+
+
+def asks_a_computation(question: str, focus: QuestionFocus) -> bool:
+    """A question that states a value of its own ("a 3-day trip", "with 3 years of service", "300 kg")
+    qualifies or computes beyond the bare relation: a lookup proof would answer another question."""
+    chars = list(question)
+    for e in focus.entities:                 # "Tier 1", "AX-200": names, not values
+        chars[e.start:e.end] = " " * (e.end - e.start)
+    return bool(find_values("".join(chars)))
+
+
+def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_depth: int = 20,
+          margin: float = MARGIN) -> ProvenAnswer | None:
+    """The proved answer to the best-named goals of ``focus``, or None: no goal, a question with values
+    of its own, nothing proved above the CF threshold, or an ambiguous proof (runner-up within
+    ``margin``, or two equally named relations proving different values)."""
+    if not focus.goals or asks_a_computation(focus.question, focus):
+        return None
+    top = focus.goals[0].score
+    chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
+    found: list[ProvenAnswer] = []
+    for goal in (g for g in focus.goals if g.score == top):
+        nodes = [n for n in chainer.prove(goal.relation, (*goal.args, Var("answer"))) if n.cf > THRESHOLD]
+        if not nodes:
+            continue
+        best, rest = nodes[0], nodes[1:]
+        if rest and rest[0].cf > best.cf - margin:
+            return None
+        docs = [f for f in best.facts if f.provenance.source == "document"]
+        found.append(ProvenAnswer(goal, best.args[-1], best.cf, best, docs, [(n.args[-1], n.cf) for n in rest]))
+    if not found or any(p.value != found[0].value for p in found[1:]):
+        return None
+    return max(found, key=lambda p: p.cf)
+
+
+def _label(sig: Any, chinese: bool) -> str:
+    names = [sig.label, *sig.aliases] if sig.label else [*sig.aliases, sig.name.replace("_", " ")]
+    if chinese:
+        zh = [n for n in names if any("\u4e00" <= ch <= "\u9fff" for ch in n)]
+        if zh:
+            return zh[0]
+    latin = [n for n in names if n and not any("\u4e00" <= ch <= "\u9fff" for ch in n)]
+    return latin[0] if latin else sig.name.replace("_", " ")
+
+
+_ZH_UNITS = {"day": "天", "hour": "小时", "minute": "分钟", "week": "周", "month": "个月", "year": "年",
+             "workday": "个工作日", "kg": "公斤", "g": "克", "t": "吨", "m": "米", "km": "公里", "cm": "厘米", "mm": "毫米",
+             "m/s": "米/秒", "km/h": "公里/小时", "°c": "°C"}
+_ZH_CURRENCY = {"CNY": "元", "EUR": "欧元", "USD": "美元", "GBP": "英镑", "JPY": "日元", "HKD": "港元"}
+
+
+def _number(x: float) -> str:
+    return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
+
+
+def say_value(value: Any, chinese: bool) -> str:
+    """A value as a sentence in the question's language states it: "EUR 1,200", "12 天", "8 %"."""
+    if isinstance(value, Money):
+        if chinese:
+            return f"{_number(value.amount)} {_ZH_CURRENCY.get(value.currency, value.currency)}"
+        return f"{value.currency} {_number(value.amount)}"
+    if isinstance(value, Quantity) and chinese and value.unit in _ZH_UNITS:
+        return f"{_number(value.value)} {_ZH_UNITS[value.unit]}"
+    if isinstance(value, Percentage):
+        return f"{_number(value.value)} %"
+    return format_value(value)
+
+
+def _entity_name(rulebase: Any, eid: Any, chinese: bool) -> str:
+    e = rulebase.entities.get(eid) if isinstance(eid, str) else None
+    if e is None:
+        return say_value(eid, chinese)
+    if chinese:
+        zh = [n for n in e.names if any("\u4e00" <= ch <= "\u9fff" for ch in n)]
+        if zh:
+            return zh[0]
+    return e.label
+
+
+def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
+    """The proved value as a source writes it ("EUR 0.35", "16 characters", "12 天"), read from the span of
+    a document fact the proof rests on; None when no shown passage holds one."""
+    for f in proof.documents:
+        prov = f.provenance
+        for p in passages:
+            if p.doc_id == prov.doc_id and p.start <= (prov.start or 0) and (prov.end or 0) <= p.end:
+                span = p.text[prov.start - p.start:prov.end - p.start]
+                for value, _kind, s, e in find_values(span):
+                    if value == proof.value:
+                        return span[s:e]
+    return None
+
+
+def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
+            stated: str | None = None) -> str:
+    """The proof as one sentence in the question's language, citing ``citations`` ([n] of the sources
+    that state its facts); ``stated``: the value as the source writes it, used when its script matches."""
+    sig = rulebase.relations[proof.goal.relation]
+    label = _label(sig, chinese)
+    subject = " / ".join(_entity_name(rulebase, a, chinese) for a in proof.goal.args
+                         if a not in [proof.goal.args[i] for i in proof.goal.implied])
+    value = _entity_name(rulebase, proof.value, chinese)
+    if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese:
+        value = stated
+    cite = "".join(f" [{n}]" for n in citations)
+    if chinese:
+        return f"{subject}的{label}为{value}{cite}。" if subject else f"{label}为{value}{cite}。"
+    text = f"The {label} for {subject} is {value}" if subject else f"The {label} is {value}"
+    return text[0].upper() + text[1:] + f"{cite}."

@@ -256,8 +256,9 @@ class Answerer:
             r.extractor = "proof"
             r.explanation += "\nproved: " + proof.how
         model_said = next((a.answer for a in reversed(attempts) if a.answer), "")
-        reason = (f"the rules proved the answer (CF {proof.cf:.2f}, rules {', '.join(proof.node.rule_ids) or 'none'}); "
-                  f"the model's answer did not state it" + (f" (it said: {model_said[:160]!r})" if model_said else ""))
+        how = f"rules {', '.join(proof.node.rule_ids)}" if proof.node.rule_ids else "the documents' facts"
+        reason = (f"the rules proved the answer (CF {proof.cf:.2f}, from {how}); the model's answer did not state it"
+                  + (f" (it said: {model_said[:160]!r})" if model_said else ""))
         ok = all(r.verdict == "supported" for r in reports) and not violations_of(verification)
         cited = replace(prompt, passages=shown)
         status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")

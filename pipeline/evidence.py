@@ -38,6 +38,12 @@ def _search(retriever: Any, query: str, top_k: int) -> tuple[list[Any], list[Any
     return [p for p in hits if not getattr(p, "quarantine", None)], [p for p in hits if getattr(p, "quarantine", None)]
 
 
+def _rank(p: Any) -> float:
+    """Best first; a superseded document's passage weighs half, so the current one leads the prompt
+    (the superseded one still comes, after it, while the budget lasts)."""
+    return -float(getattr(p, "score", 0.0)) * (0.5 if getattr(p, "superseded", False) else 1.0)
+
+
 def _label(rulebase: Any, relation: str) -> str:
     sig = rulebase.relations.get(relation)
     return (sig.label or relation.replace("_", " ")) if sig else relation.replace("_", " ")
@@ -82,7 +88,7 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     t0 = time.perf_counter()
     focus = parse_question(question, rulebase)
     first, quarantined = _search(retriever, question, top_k)
-    first.sort(key=lambda p: -float(getattr(p, "score", 0.0)))
+    first.sort(key=_rank)
     ctx = QuestionContext(question, focus, first, quarantined)
     if multi_hop:
         ctx.followups = followup_queries(focus, first, rulebase)

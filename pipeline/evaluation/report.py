@@ -142,8 +142,33 @@ def _context_html(s: dict, records: list[dict]) -> str:
     return "".join(parts)
 
 
+def _extraction_html(s: dict, records: list[dict]) -> str:
+    keys = ["n", "labelled_facts", "tp", "fp", "fn", "precision", "recall", "f1", "answers_with_claim_share",
+            "clean_on_answers_without_facts", "errors"]
+    ext = ["claims", "tp", "fp", "precision", "recall"]
+    parts = ["<h2>Relation claims vs labelled facts</h2>", _table([["all"] + [s[k] for k in keys]], ["subset"] + keys),
+             "<p>An extractor's recall counts only its own hits; identical claims count once, for the first "
+             f"extractor ({s['duplicate_claims']} duplicates); {s['unscored_claims']} claims of relations with a "
+             "free-text argument are not scored.</p>",
+             "<h2>By extractor</h2>" + _table([[k] + [v[x] for x in ext] for k, v in s["by_extractor"].items()],
+                                              ["extractor"] + ext)]
+    for field in ("language", "source"):
+        parts.append(f"<h2>By {field}</h2>" + _table([[k] + [v[x] for x in keys] for k, v in s[f"by_{field}"].items()],
+                                                     [field] + keys))
+    missed = [(r["id"], f"{f['relation']}({', '.join(f['args'] + [f['value']])})", f["span"][:100])
+              for r in records for f in r["facts"] if not f["found"]][:80]
+    parts.append("<h2>Labelled facts not read (first 80)</h2>" + _table(missed, ["id", "fact", "span"]))
+    wrong = [(r["id"], c["extractor"], f"{c['relation']}({', '.join(c['args'] + [str(c['value'])])})",
+              r["answer"][:120]) for r in records for c in r["claims"]
+             if c["scored"] and not c["duplicate"] and not c["match"]][:80]
+    parts.append("<h2>Claims matching no labelled fact (first 80)</h2>" + _table(wrong, ["id", "extractor", "claim",
+                                                                                         "answer"]))
+    return "".join(parts)
+
+
 def write_report(path: Path, summary: dict, records: list[dict]) -> None:
-    html_of = {"detector": _detector_html, "context": _context_html}.get(summary["kind"], _system_html)
+    html_of = {"detector": _detector_html, "context": _context_html,
+               "extraction": _extraction_html}.get(summary["kind"], _system_html)
     body = html_of(summary, records)
     run = html.escape(json.dumps(summary.get("run", {}), indent=2, ensure_ascii=False, default=str))
     doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>verirag eval</title><style>{CSS}"

@@ -34,7 +34,8 @@ class RunSpec:
     seed: int | None = None
     config: dict = field(default_factory=dict)   # what was evaluated: model, kb, rules, thresholds
     progress: bool = True
-    mode: str | None = None                      # "context": a system dataset measured without generation
+    mode: str | None = None                      # "context": a system dataset measured without generation;
+                                                 # "extraction": labelled answers read by the extractors
 
     @property
     def kind(self) -> str:
@@ -83,6 +84,9 @@ def _check_identity(spec: RunSpec, run: dict) -> None:
 def _estimate(kind: str, records: list[dict]) -> dict:
     if not records or kind == "context":
         return {}
+    if kind == "extraction":
+        tp, fp, fn = (sum(r[k] for r in records) for k in ("tp", "fp", "fn"))
+        return {"P": f"{tp / (tp + fp):.2f}" if tp + fp else "-", "R": f"{tp / (tp + fn):.2f}" if tp + fn else "-"}
     if kind == "detector":
         m = binary_metrics(confusion(records))
         return {"F1": f"{m['f1']:.3f}" if m["f1"] is not None else "-",
@@ -150,4 +154,7 @@ def summarise(kind: str, records: Iterable[dict]) -> dict:
     if kind == "context":
         from pipeline.evaluation.context_recall import context_summary
         return context_summary(records)
+    if kind == "extraction":
+        from pipeline.evaluation.extraction_eval import extraction_summary
+        return extraction_summary(records)
     return detector_summary(records) if kind == "detector" else system_summary(records)

@@ -1,4 +1,4 @@
-"""`verirag eval DATASET.jsonl ...` (system or detector runs) and `verirag eval compare A B`."""
+"""`verirag eval DATASET.jsonl ...` (system, detector, context, extraction runs) and `verirag eval compare A B`."""
 from __future__ import annotations
 
 import argparse
@@ -26,9 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="output folder (default: runs/<dataset name>-<mode>)")
     p.add_argument("--limit", type=int, default=None, help="evaluate N items only")
     p.add_argument("--seed", type=int, default=None, help="with --limit: a seeded random subset; also the sampling seed")
-    p.add_argument("--mode", choices=("auto", "system", "detector", "context"), default="auto",
+    p.add_argument("--mode", choices=("auto", "system", "detector", "context", "extraction"), default="auto",
                    help="dataset kind (auto: decided by the keys of the first line); context: a system dataset "
-                        "measured without generation (do the gold facts reach the retrieved passages and the prompt?)")
+                        "measured without generation (do the gold facts reach the retrieved passages and the prompt?); "
+                        "extraction: a labelled extraction set (eval/extraction/), relation claims read from its "
+                        "answers vs the labelled facts, per extractor and language")
     p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                    help=f"tokens per attempt (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--no-progress", action="store_true")
@@ -67,6 +69,8 @@ def _run(args: argparse.Namespace) -> int:
     from pipeline.evaluation.detector import DetectorConfig
     from pipeline.evaluation.runner import RunError, RunSpec, run_eval
 
+    if args.mode == "extraction":
+        return _run_extraction(args)
     context = args.mode == "context"
     ds = load_dataset(args.dataset, "system" if context else args.mode)
     kind = "context" if context else ds.kind
@@ -102,7 +106,43 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_extraction(args: argparse.Namespace) -> int:
+    """Labelled answers read by the real pipeline's extractors (patterns, focus, the model)."""
+    from pipeline.evaluation.extraction_eval import (ExtractionProcessor, claims_reader, load_extraction_set,
+                                                     unscored_relations)
+    from pipeline.evaluation.runner import RunError, RunSpec, run_eval
+    from pipeline.evaluation.system import build_system
+    from symbolic import RuleError, load_rulebase
+
+    for name, path in (("--kb", args.kb), ("--rules", args.rules)):
+        if not Path(path).is_dir():
+            raise RunError(f"{name} {path}: no such folder")
+    try:
+        rb = load_rulebase(args.rules)
+    except RuleError as exc:
+        raise RunError(f"--rules {args.rules}: the rules do not load:\n{exc.render()}") from None
+    ds = load_extraction_set(args.dataset, rb)   # the labels are checked against these rules first
+    out = Path(args.out or f"runs/{Path(args.dataset).parent.name}-{Path(args.dataset).stem}-extraction")
+    setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
+                         max_tokens=args.max_tokens)
+    if setup.read_claims is None:
+        raise RunError("this pipeline's Answerer has no read_claims(question, answer): nothing to measure")
+    process = ExtractionProcessor(claims_reader(setup.read_claims), rb, frozenset(unscored_relations(rb)))
+    summary = run_eval(RunSpec(ds, out, args.limit, args.seed, setup.describe, progress=not args.no_progress,
+                               mode="extraction"), process)
+    print(json.dumps(_brief(summary), indent=2, ensure_ascii=False))
+    print(f"wrote {out}/results.jsonl, summary.json, report.html")
+    return 0
+
+
 def _brief(s: dict) -> dict:
+    if s["kind"] == "extraction":
+        return {"n": s["n"], "labelled_facts": s["labelled_facts"], "precision": s["precision"],
+                "recall": s["recall"], "f1": s["f1"], "answers_with_claim_share": s["answers_with_claim_share"],
+                "errors": s["errors"],
+                "by_extractor": {k: {x: v[x] for x in ("claims", "precision", "recall")}
+                                 for k, v in s["by_extractor"].items()},
+                "by_language": {k: {x: v[x] for x in ("precision", "recall")} for k, v in s["by_language"].items()}}
     if s["kind"] == "context":
         return {k: s[k] for k in ("n", "retrieval_recall", "context_recall", "support_recall",
                                   "items_complete_in_prompt", "mean_prompt_tokens")}

@@ -15,6 +15,8 @@ class SystemSetup:
     read_facts: FactReader | None
     describe: dict
     prepare: Callable[[str], Any]      # question -> the passages and the exact prompt, no generation
+    # (question, answer) -> the symbolic.Claims every extractor reads; None where the Answerer has none
+    read_claims: Callable[[str, str], list] | None = None
 
 
 class TokenizerOnlyModel:
@@ -60,6 +62,7 @@ def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *
 
     return SystemSetup(ask=lambda q: answerer.ask(q, options), read_facts=read_facts,
                        prepare=lambda q: answerer.prepare(q, options),
+                       read_claims=getattr(answerer, "read_claims", None),
                        describe={"model": model or "default (SmolLM2-135M-Instruct Q4_1)",
                                  "kb": str(Path(kb_dir).resolve()), "rules": str(Path(rules_dir).resolve()),
                                  "policy": "regenerate", "max_attempts": max_attempts, "top_k": top_k,

@@ -9,12 +9,14 @@ from typing import Any, Iterator, Protocol
 
 from pipeline import prompts, sources
 from pipeline.answer_check import answer_gap, citation_gap
+from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.context import restates
 from pipeline.evidence import QuestionContext, evidence_for, gather
 from pipeline.extraction import cited_indices, extract_claims, strip_citation_lines
 from pipeline.grounding import check_values, feedback, relation_reports, violations_of
 from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
+from pipeline.question import parse_question
 from pipeline.symbolic_answer import compose, stated_value
 from pipeline.types import (STAGES, AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, validate_question)
 
@@ -47,6 +49,9 @@ class AnswererConfig:
     stop: tuple[str, ...] = ("\n\n",)  # answers are one paragraph; a blank line starts a ramble
     multi_hop: bool = True             # a second retrieval round led by the rule base (pipeline.evidence)
     symbolic_answers: bool = True      # the rules prove the answer where the question parses into a goal
+    # The model reads values the patterns and the question's focus leave unplaced into the rule vocabulary
+    # (pipeline.claim_reading); off: such values stay value claims.
+    lm_extraction: bool = True
 
 
 @dataclass
@@ -154,7 +159,7 @@ class Answerer:
                 break
 
             t = time.perf_counter()
-            claims, mentions = extract_claims(answer, prompt.passages, rulebase)
+            claims, mentions = self._read(answer, prompt.passages, prompt.messages, ctx.focus, rulebase)
             att_t["extract"] = _ms(extract_s + time.perf_counter() - t)
             t = time.perf_counter()
             verification = verifier.verify(claims, facts)
@@ -269,7 +274,33 @@ class Answerer:
         return AnswerResult(q, text, status, self._citations(text, cited), reports, violations_of(verification),
                             attempts, timings, usage, opts.policy, reason, **extra)
 
+    def read_claims(self, question: str, answer: str) -> list[Any]:
+        """The claims every extractor reads from ``answer`` to ``question`` (patterns, the question's focus,
+        the model), with no retrieval: what ``verirag eval --mode extraction`` measures."""
+        rulebase = self.holder.current
+        focus = parse_question(validate_question(question), rulebase)
+        context = [{"role": "user", "content": question}]
+        claims, _mentions = self._read(answer, [], context, focus, rulebase)
+        return claims
+
     # -- helpers ----------------------------------------------------------------------------------
+    def _read(self, answer: str, passages: list[Any], context: list[dict], focus: Any,
+              rulebase: Any) -> tuple[list[Any], list[Any]]:
+        """Pattern claims and value mentions, then the values no pattern read placed by the question's
+        focus and by the model; a placed value is checked as its relation claim, not twice."""
+        claims, mentions = extract_claims(answer, passages, rulebase)
+        if rulebase is None or not rulebase.relations:
+            return claims, mentions
+        for reader in ("focus", "lm"):
+            if not mentions or (reader == "lm" and not self.config.lm_extraction):
+                continue
+            placed = focus_claims(answer, mentions, focus, rulebase) if reader == "focus" else \
+                lm_claims(self.generator, context, answer, mentions, focus, rulebase)
+            claims += [c for c, _m in placed]
+            taken = {id(m) for _c, m in placed}
+            mentions = [m for m in mentions if id(m) not in taken]
+        return sorted(claims, key=lambda c: c.start), mentions
+
     def _gather(self, q: str, opts: AskOptions, rulebase: Any) -> QuestionContext:
         return gather(q, opts.top_k, self.retriever, rulebase, self.kb_facts, multi_hop=self.config.multi_hop,
                       symbolic=self.config.symbolic_answers)

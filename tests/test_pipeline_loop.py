@@ -33,9 +33,11 @@ def rulebase(tmp_path_factory):
 
 
 def make(rulebase, answers, passages=PASSAGES, **config):
-    """The loop under test; symbolic answers off unless asked for, so the drafts decide the outcome."""
+    """The loop under test; symbolic answers and model extraction off unless asked for, so the drafts
+    decide the outcome and the generator is called for drafts only."""
     gen = ScriptedGenerator(answers)
-    return Answerer(gen, FixedRetriever(passages), rulebase, AnswererConfig(**{"symbolic_answers": False, **config})), gen
+    config = {"symbolic_answers": False, "lm_extraction": False, **config}
+    return Answerer(gen, FixedRetriever(passages), rulebase, AnswererConfig(**config)), gen
 
 
 def test_verified_first_try(rulebase):

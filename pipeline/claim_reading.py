@@ -1,0 +1,171 @@
+"""Relation claims the patterns miss: a value the answer states is read into the rule vocabulary, first by the
+question's focus (the asked relation, about the asked entity), then by the model itself under a grammar
+constraint: one of the numbered rule-base facts (relation and entity) the value could state. Every claim keeps the answer span it
+was read from; values no reader places stay value claims."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Sequence
+
+from pipeline.context import content_terms
+from pipeline.extraction import ValueMention, sentences
+from pipeline.question import QuestionFocus, find_entities, relation_score
+from symbolic import Claim, Fact, Provenance
+from symbolic.model import VALUE_TYPES
+from symbolic.values import Quantity, value_type
+
+log = logging.getLogger(__name__)
+
+# A model's reading of which fact a value states is weaker evidence of what the answer claims than a
+# rule author's pattern: its claims carry this certainty.
+LM_CLAIM_CF = 0.8
+MAX_LM_VALUES = 2          # constrained reads per answer (each is one short generation)
+MAX_RELATIONS = 6          # relation choices offered to the model per value
+MAX_SUBJECTS = 12
+MAX_OPTIONS = 9            # numbered choices offered to the model: one digit token each
+MIN_RELATION_SCORE = 0.5   # at least half of a relation's name among the sentence's and question's words
+NONE = "none of these"
+
+
+def fits(sig: Any, value: Any) -> bool:
+    """Can ``value`` be the last argument of relation ``sig`` (type, and unit dimension)?"""
+    p = sig.params[-1]
+    if p.type not in VALUE_TYPES:
+        return False
+    kind = value_type(value)
+    if p.type == "number":
+        return isinstance(value, Quantity) and value.dimension in ("", "count")
+    if p.type != kind:
+        return False
+    if isinstance(value, Quantity) and p.unit:
+        try:
+            value.to(p.unit)
+        except ValueError:
+            return False
+    return True
+
+
+def _sentence(answer: str, pos: int) -> tuple[int, int]:
+    for s, e in sentences(answer):
+        if s <= pos < e:
+            return s, e
+    return 0, len(answer)
+
+
+def _claim(relation: str, subject: str, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
+    s, e = _sentence(answer, m.start)
+    text = answer[s:e].strip()
+    s += answer[s:e].find(text)
+    fact = Fact(relation, (subject, m.value), cf, Provenance("answer", start=s, end=s + len(text)))
+    return Claim(fact, text, s, s + len(text), list(m.cited), extractor=extractor)
+
+
+def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
+                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+    """A value of the asked relation's type, in a sentence that names the asked entity or no other
+    entity of its type, is that relation's claim about that entity ("It costs EUR 38,500 [1]" to "what
+    does the AX-200 cost?"). One claim per goal: the first fitting value."""
+    out: list[tuple[Claim, ValueMention]] = []
+    used: set[int] = set()
+    for goal in focus.goals:
+        sig = rulebase.relations.get(goal.relation)
+        if sig is None or sig.arity != 2 or any(c.fact.relation == goal.relation for c, _ in out):
+            continue
+        subject = goal.args[0]
+        etype = sig.params[0].type
+        for i, m in enumerate(mentions):
+            if i in used or not fits(sig, m.value):
+                continue
+            s, e = _sentence(answer, m.start)
+            named = {x.entity_id for x in find_entities(answer[s:e], rulebase) if x.type == etype}
+            if named and subject not in named:
+                continue
+            out.append((_claim(goal.relation, subject, m, answer, "focus", 1.0), m))
+            used.add(i)
+            break
+    return out
+
+
+def _candidates(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[Any]:
+    terms = frozenset(content_terms(sentence)) | focus.terms
+    sigs = [sig for sig in rulebase.relations.values() if sig.arity == 2 and fits(sig, m.value)]
+    scored = sorted(sigs, key=lambda sig: -relation_score(sig, terms))
+    return [sig for sig in scored if relation_score(sig, terms) >= MIN_RELATION_SCORE][:MAX_RELATIONS]
+
+
+def _subjects(etype: str, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[Any]:
+    named = [x.entity_id for x in find_entities(sentence, rulebase) if x.type == etype]
+    named += [x.entity_id for x in focus.entities if x.type == etype]
+    pool = list(dict.fromkeys(named)) or [e.id for e in rulebase.entities.values() if e.type == etype]
+    return [rulebase.entities[i] for i in pool[:MAX_SUBJECTS]]
+
+
+class ChoiceLogitsProcessor:
+    """Grammar of one token: only the given token ids may be generated (an option's number)."""
+
+    def __init__(self, allowed: Sequence[int]):
+        self.allowed = list(allowed)
+
+    def __call__(self, token_ids: list[int], logits: Any) -> Any:
+        import torch
+        mask = torch.full_like(logits, float("-inf"))
+        mask[..., self.allowed] = 0.0
+        return logits + mask
+
+
+def _digit_tokens(tokenizer: Any, n: int) -> list[int] | None:
+    """Token ids of "0".."n" when each is one token (true of the Llama and Qwen2 tokenizers); else None."""
+    ids = []
+    for i in range(n + 1):
+        try:
+            enc = tokenizer.encode(str(i), add_special_tokens=False)
+        except TypeError:
+            enc = tokenizer.encode(str(i))
+        if len(enc) != 1:
+            return None
+        ids.append(enc[0])
+    return ids
+
+
+def options_for(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[tuple[Any, Any]]:
+    """(relation, subject entity) pairs the value could state: relations its type fits whose names the
+    sentence or question use, about entities of the relation's subject type that they name (else any)."""
+    opts: list[tuple[Any, Any]] = []
+    for sig in _candidates(m, sentence, focus, rulebase):
+        for ent in _subjects(sig.params[0].type, sentence, focus, rulebase)[:3]:
+            opts.append((sig, ent))
+    return opts[:MAX_OPTIONS]
+
+
+def lm_claims(generator: Any, context: Sequence[dict], answer: str, mentions: Sequence[ValueMention],
+              focus: QuestionFocus, rulebase: Any, *, max_values: int = MAX_LM_VALUES) -> list[tuple[Claim, ValueMention]]:
+    """The model reads which rule-base fact each remaining value states: the candidate facts (relation and
+    entity from the vocabulary) are numbered and the reply is constrained to one of those numbers, so the
+    output always parses, never names anything outside the rule base, and costs one decode step.
+    ``context``: the chat the answer was generated in (the engine's prefix cache serves it; the model
+    sees the sources)."""
+    from neural import SamplingParams
+
+    out: list[tuple[Claim, ValueMention]] = []
+    for m in list(mentions)[:max_values]:
+        s, e = _sentence(answer, m.start)
+        options = options_for(m, answer[s:e], focus, rulebase)
+        digits = _digit_tokens(generator.tokenizer, len(options)) if options else None
+        if not options or digits is None:
+            continue
+        listing = "\n".join(f"{i}. the {sig.label or sig.name.replace('_', ' ')} of {ent.label}"
+                             for i, (sig, ent) in enumerate(options, 1))
+        ask = (f'In your answer, which fact does "{m.text}" state?\n{listing}\n0. none of these\n'
+               "Reply with the number only.")
+        messages = [*context, {"role": "assistant", "content": answer}, {"role": "user", "content": ask}]
+        try:
+            reply = generator.chat(messages, SamplingParams(max_tokens=1, temperature=0.0,
+                                                            logits_processors=[ChoiceLogitsProcessor(digits)])).text
+            choice = int(reply.strip())
+        except (ValueError, RuntimeError) as exc:     # no number came back: no claim, and the log says why
+            log.info("LM extraction dropped %r: %s", m.text, exc)
+            continue
+        if 1 <= choice <= len(options):
+            sig, ent = options[choice - 1]
+            out.append((_claim(sig.name, ent.id, m, answer, "lm", LM_CLAIM_CF), m))
+    return out

@@ -1,0 +1,104 @@
+"""Relation claims beyond the patterns: the question's focus and the model (a one-token choice among the rule
+vocabulary's facts) place an answer's values; every claim keeps its answer span and says who read it."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pipeline.claim_reading import ChoiceLogitsProcessor, focus_claims, lm_claims, options_for
+from pipeline.extraction import extract_claims
+from pipeline.question import parse_question
+from symbolic import load_rulebase
+from pipeline_fakes import ScriptedGenerator
+
+RULES = """
+type product "product"
+entity product ax_200 "AX-200"
+entity product lx_500 "LX-500"
+type plan "support plan"
+entity plan premium "Premium Support"
+entity plan standard "Standard Support"
+relation list_price(p: product, x: money[EUR]) "list price" aka "售价"
+relation warranty(p: product, d: duration[month]) "robot warranty"
+relation support_fee(s: plan, r: percent) "support fee per year"
+"""
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rules")
+    (d / "r.rules").write_text(RULES, encoding="utf-8")
+    return load_rulebase(d)
+
+
+def _read(rb, question, answer):
+    claims, mentions = extract_claims(answer, [], rb)
+    return parse_question(question, rb), claims, mentions
+
+
+def test_focus_places_the_value_the_question_asked_for(rb):
+    answer = "It costs EUR 38,500 before VAT [1]."
+    focus, claims, mentions = _read(rb, "What is the list price of the AX-200?", answer)
+    assert claims == [] and [m.text for m in mentions] == ["EUR 38,500"]
+    [(claim, mention)] = focus_claims(answer, mentions, focus, rb)
+    assert str(claim.fact) == "list_price(ax_200, 38500 EUR)" and claim.extractor == "focus"
+    assert answer[claim.start:claim.end] == claim.text == "It costs EUR 38,500 before VAT [1]."
+    assert mention is mentions[0] and claim.cited == mention.cited
+
+
+def test_focus_leaves_a_value_about_another_entity_or_of_another_kind(rb):
+    focus, _c, mentions = _read(rb, "What is the list price of the AX-200?", "The LX-500 costs EUR 52,000.")
+    assert focus_claims("The LX-500 costs EUR 52,000.", mentions, focus, rb) == []
+    focus, _c, mentions = _read(rb, "What is the list price of the AX-200?", "It has a warranty of 24 months.")
+    assert focus_claims("It has a warranty of 24 months.", mentions, focus, rb) == []
+
+
+def test_the_model_chooses_one_numbered_fact_under_a_one_token_grammar(rb):
+    answer = "Premium Support is 9 % per year [1]."
+    focus, _c, mentions = _read(rb, "What does support cost?", answer)
+    options = options_for(mentions[0], answer, focus, rb)
+    assert [(sig.name, ent.id) for sig, ent in options] == [("support_fee", "premium")]
+    gen = ScriptedGenerator(["1"])
+    [(claim, _m)] = lm_claims(gen, [{"role": "user", "content": "What does support cost?"}], answer, mentions, focus, rb)
+    assert str(claim.fact) == "support_fee(premium, 9%)" and claim.extractor == "lm" and claim.fact.cf == 0.8
+    sampling = gen.sampling[0]
+    assert sampling.max_tokens == 1 and isinstance(sampling.logits_processors[0], ChoiceLogitsProcessor)
+    asked = gen.calls[0][-1]["content"]
+    assert "1. the support fee per year of Premium Support" in asked and "0. none of these" in asked
+    assert gen.calls[0][-2] == {"role": "assistant", "content": answer}      # the answer's chat, then the ask
+
+
+@pytest.mark.parametrize("reply", ["0", "7", "maybe"])
+def test_none_an_out_of_range_choice_or_a_non_number_gives_no_claim(rb, reply):
+    answer = "Premium Support is 9 % per year [1]."
+    focus, _c, mentions = _read(rb, "What does support cost?", answer)
+    assert lm_claims(ScriptedGenerator([reply]), [], answer, mentions, focus, rb) == []
+
+
+def test_no_options_no_call(rb):
+    answer = "The weather is 20 °C [1]."
+    focus, _c, mentions = _read(rb, "How warm is it?", answer)
+    gen = ScriptedGenerator([])
+    assert lm_claims(gen, [], answer, mentions, focus, rb) == [] and gen.calls == []
+
+
+def test_choice_processor_allows_only_its_tokens():
+    logits = torch.zeros(2, 10)
+    out = ChoiceLogitsProcessor([3, 5])([], logits)
+    assert torch.isfinite(out).nonzero()[:, 1].tolist() == [3, 5, 3, 5]
+
+
+@pytest.mark.slow
+def test_the_default_model_reads_values_into_the_default_rules():
+    from pipeline.defaults import DEFAULT_RULES_DIR
+    from pipeline_fakes import default_engine
+    rules = load_rulebase(DEFAULT_RULES_DIR)
+    engine = default_engine()
+    for question, answer, fact in [
+            ("What does Premium Support cost per year?", "The fee is 9 % per year [1].",
+             "support_fee_rate(premium_support, 9%)"),
+            ("How long is the warranty?", "The LX-500 has a warranty of 36 months [1].",
+             "warranty_period(lx_500, 36 months)")]:
+        focus, _c, mentions = (parse_question(question, rules), *extract_claims(answer, [], rules))
+        read = lm_claims(engine, [{"role": "user", "content": question}], answer, mentions, focus, rules)
+        assert [str(c.fact) for c, _m in read] == [fact]

@@ -19,6 +19,8 @@ _POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permi
 _ASKING = frozenset("""how many much long what which who whom whose when where why is are does do can may must
 day days week weeks month months year years hour hours minute minutes amount number price cost get there""".split())
 _ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多久|多长")
+# A Chinese character pair holding a function character ("的年" of "…的年终奖") names no topic.
+_ZH_FUNCTION = set("的是了在有和与及或每个这那其之也都就把被对为以于从到")
 
 
 def _values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[Any]:
@@ -31,7 +33,7 @@ def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
     """The question's content terms that say what it is about (not how it asks, not the entity names)."""
     q = _ASKING_ZH.sub(" ", question)
     named = set().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else set()
-    return {t for t in content_terms(q) if t not in _ASKING and t not in named}
+    return {t for t in content_terms(q) if t not in _ASKING and t not in named and not set(t) & _ZH_FUNCTION}
 
 
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
@@ -65,7 +67,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                 other = next(a for t, a in asked if t == etype)
                 return f"it is about {eid}, but the question asks about {other}"
     topics = topic_terms(focus.question, focus)
-    if len(topics) >= 2 and not topics & content_terms(text):
+    if len(topics) >= 2 and not topics & content_terms(text.replace("\n", " ")):
         return "it shares no word with what the question asks about"
     return None
 
@@ -75,6 +77,8 @@ def citation_gap(reports: Sequence[ClaimReport]) -> str | None:
     source where a current one states the value: the citation points the reader to the wrong place."""
     for r in reports:
         if r.verdict == "supported" and NOT_CITED in r.explanation:
+            if not r.cited:
+                return f"\"{r.text}\" cites no source"
             return f"\"{r.text}\" cites a source that does not state it"
         if r.verdict == "supported" and any(e.get("superseded") for e in r.evidence) and "superseded" in r.explanation:
             return f"\"{r.text}\" rests on a superseded source"

@@ -50,12 +50,18 @@ def mask_citations(text: str) -> str:
 
 
 _CITATION_LINE_RE = re.compile(r"(?:\n[ \t]*(?:\[\d{1,3}\][ \t,;.]*)+)+[ \t]*$")
+# A line that opens like a prompt source ("[1] (hr/leave.md) ..."): the model copying its sources, not answering.
+_SOURCE_ECHO_RE = re.compile(r"^[ \t]*\[\d{1,3}\][ \t]*\([^()\n]*\)", re.M)
 
 
 def strip_citation_lines(answer: str) -> str:
-    """Drop trailing lines that hold only citation markers ("...180 euros. [1]\n[2]\n[3]"): they cite
-    nothing the answer says."""
-    return _CITATION_LINE_RE.sub("", answer).rstrip()
+    """Drop what cites or copies instead of answering: everything from a line that echoes a prompt source
+    ("[1] (hr/leave.md) ## 2. ..."), then trailing lines that hold only citation markers ("...180 euros.
+    [1]\n[2]\n[3]")."""
+    echo = _SOURCE_ECHO_RE.search(answer)
+    if echo:
+        answer = answer[:echo.start()]
+    return _CITATION_LINE_RE.sub("", answer.rstrip()).rstrip()
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

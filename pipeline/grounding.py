@@ -116,6 +116,9 @@ def _support_not_cited(claim: Any, evidence: Sequence[Any]) -> str | None:
     for the 2025 limit). Returns the note for its explanation, quoting what the cited sources state."""
     fact = claim.fact
     support = [f for f in evidence if f.relation == fact.relation and f.args == fact.args]
+    if support and not claim.cited:
+        docs = ", ".join(dict.fromkeys(f.provenance.doc_id for f in support if f.provenance.doc_id))
+        return f"{NOT_CITED} {docs or 'the source'}, which states it: it cites no source (CF x {UNCITED_CF})"
     if not claim.cited or not support or any(f.provenance.doc_id in claim.cited for f in support):
         return None
     docs = ", ".join(dict.fromkeys(f.provenance.doc_id for f in support))

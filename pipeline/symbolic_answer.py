@@ -136,6 +136,21 @@ def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
     return None
 
 
+def _steps(proof: ProvenAnswer, rulebase: Any, chinese: bool) -> list[str]:
+    """The intermediate facts of a multi-hop proof, as "city tier: Tier 2": the premises of its first rule
+    that bind something the question did not name."""
+    rule_support = next((s for s in proof.node.supports if s.rule is not None), None)
+    if rule_support is None:
+        return []
+    out = []
+    for p in rule_support.premises:
+        if isinstance(p, Node) and p.relation != proof.goal.relation and p.args[-1] not in (*proof.goal.args, proof.value):
+            sig = rulebase.relations.get(p.relation)
+            label = _label(sig, chinese) if sig else p.relation
+            out.append(f"{label}{'：' if chinese else ': '}{_entity_name(rulebase, p.args[-1], chinese)}")
+    return out
+
+
 def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
             stated: str | None = None) -> str:
     """The proof as one sentence in the question's language, citing ``citations`` ([n] of the sources
@@ -147,6 +162,9 @@ def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chi
     value = _entity_name(rulebase, proof.value, chinese)
     if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese:
         value = stated
+    steps = _steps(proof, rulebase, chinese)
+    if steps:
+        value += f"（{'，'.join(steps)}）" if chinese else f" ({'; '.join(steps)})"
     cite = "".join(f" [{n}]" for n in citations)
     if chinese:
         return f"{subject}的{label}为{value}{cite}。" if subject else f"{label}为{value}{cite}。"

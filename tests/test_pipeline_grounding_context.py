@@ -115,7 +115,7 @@ def test_uncited_decimal_value_keeps_the_words_after_it(rulebase):
     r, _ = ask(rulebase, ["It drives 1.5 m/s when loaded."], question="How fast?", passages=[speed], policy="flag")
     assert r.claims[0].text == "1.5 m/s" and r.claims[0].verdict == "supported"     # grounded by "loaded"
     # ...but it cites nothing: the reader is not told where it stands, so it is not verified
-    assert r.status == "flagged" and "cites a source that does not state it" in r.reason
+    assert r.status == "flagged" and "cites no source" in r.reason
 
 
 OLD_POLICY = FakePassage("hr/leave_2023.md", "Full-time employees receive 25 days of annual leave.", 0.9,
@@ -138,6 +138,14 @@ def test_a_fact_supported_only_by_a_source_the_answer_does_not_cite_says_so(rule
     assert claim.cited == ["hr/leave_2023.md"] and claim.cf == pytest.approx(0.8)
     assert "the answer does not cite hr/leave_2025.md, which states it: it cites hr/leave_2023.md" in claim.explanation
     assert "25 day" in claim.explanation and "(superseded)" in claim.explanation  # what the cited source says
+
+
+def test_a_right_fact_that_cites_nothing_is_not_verified(rulebase):
+    r, _ = ask(rulebase, ["Full-time employees get 30 days of annual leave."], question=LEAVE_Q,
+               passages=[OLD_POLICY, NEW_POLICY], policy="flag")
+    (claim,) = r.claims
+    assert claim.verdict == "supported" and claim.cf == pytest.approx(0.8) and "it cites no source" in claim.explanation
+    assert r.status == "flagged" and "cites no source" in r.reason
 
 
 def test_citing_the_source_that_states_the_fact_keeps_full_certainty(rulebase):

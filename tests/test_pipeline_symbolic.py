@@ -95,6 +95,9 @@ def test_goal_rules_answer_multi_hop_questions(rb):
     assert str(proof.value) == "140 EUR" and proof.node.rule_ids == ["G_CITY"]
     assert {f.provenance.doc_id for f in proof.documents} == {"tiers.md", "travel_2025.md"}
     assert "G_CITY" in proof.how
+    # the intermediate fact is said too: the reader sees the hop
+    assert compose(proof, rb, [1, 2], chinese=False) == \
+        "The hotel limit in a city for Berlin is EUR 140 (city tier: Tier 2) [1] [2]."
 
 
 def test_no_proof_when_ambiguous_or_the_question_computes(rb):
@@ -111,12 +114,23 @@ def _gap(rb, question, answer, proof=None):
     return answer_gap(answer, parse_question(question, rb), claims, mentions, rb, proof)
 
 
+def test_echoed_sources_and_citation_only_lines_are_stripped():
+    from pipeline.extraction import strip_citation_lines
+    assert strip_citation_lines("It keeps telemetry for 24 months.\n[1] (it/data.md) # 2. Telemetry\nRobots send") == \
+        "It keeps telemetry for 24 months."
+    assert strip_citation_lines("[1] (zh/leave.md) ## 二、年假结转\n当年未休完的年休假，最多可结转 3 天") == ""
+    assert strip_citation_lines("It is 180 euros. [1]\n[2]\n[3]") == "It is 180 euros. [1]"
+    assert strip_citation_lines("See [1] (the 2025 policy) for details.") == "See [1] (the 2025 policy) for details."
+
+
 def test_an_answer_must_answer_what_was_asked(rb):
     q = "What is the rated payload of the AX-200?"
     assert _gap(rb, q, "The AX-200 has a rated payload of 200 kg [2].") is None
     assert "states none" in _gap(rb, "How many days of leave do I get?", "Leave is generous [1].")
     assert "about lx_500" in _gap(rb, q, "The LX-500 carries 500 kg [2].")
     assert "yes or no" in _gap(rb, "Can the AX-200 climb stairs?", "The AX-200 is a robot [2].")
+    # a Chinese answer sharing only a function-character pair with the question is off topic
+    assert "shares no word" in _gap(rb, "柏林办公室的年终奖是几个月工资？", "当年未休完的年休假，最多可结转 3 个月 [1]。")
     proof = prove(parse_question("What is the hotel limit per night in a Tier 1 city?", rb), rb, kb_facts(rb))
     assert "EUR" in _gap(rb, "What is the hotel limit per night in a Tier 1 city?",
                          "The hotel limit is EUR 160 [1].", proof)

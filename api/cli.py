@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 
 # Each module under api/commands/ exposes ``register(subparsers)`` adding its subcommand(s) with
@@ -31,7 +32,37 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(subparsers)
+    for sub in subparsers.choices.values():  # every command that may load a model prints its load stages
+        if "--quiet" not in sub._option_string_actions:
+            sub.add_argument("--quiet", action="store_true", help="no model-load stage timings on stderr")
     return parser
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (a test's capture, a redirected stream), not the one
+    that was current when the handler was made."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def show_load_stages(show: bool = True) -> None:
+    """Model-load stages (neural.load_progress) as ``verirag: load: <stage> <seconds>`` lines on stderr."""
+    log = logging.getLogger("verirag.load")
+    if not any(isinstance(h, _StderrHandler) for h in log.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("verirag: %(message)s"))
+        log.addHandler(handler)
+    log.setLevel(logging.INFO if show else logging.WARNING)
+    log.propagate = False  # a server's root handler would print each line a second time
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    show_load_stages(not getattr(args, "quiet", False))
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -34,6 +34,9 @@ class EngineConfig:
     # CPU, float32: batched steps' linears through oneDNN over a second, blocked copy of each weight
     # (neural.models.onednn_linear: ~13 % faster at 16 concurrent requests; the linear weights' memory twice)
     cpu_prepack_weights: bool = True
+    # a GGUF's tokenizer and dequantized weights kept under <cache_root>/load/ (neural.loader.cache): the
+    # second start of a model reads them instead of parsing and dequantizing the file again
+    load_cache: bool = True
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPES:
@@ -56,7 +59,7 @@ class EngineConfig:
             raise EngineError(f"quantization must be None or one of {list(QUANTIZATIONS)}, got {self.quantization!r}")
         if self.num_threads is not None and self.num_threads < 1:
             raise EngineError(f"num_threads must be >= 1, got {self.num_threads}")
-        for name in ("enforce_eager", "cpu_prepack_weights"):
+        for name in ("enforce_eager", "cpu_prepack_weights", "load_cache"):
             if not isinstance(getattr(self, name), bool):
                 raise EngineError(f"{name} must be True or False, got {getattr(self, name)!r}")
         self._check_graph_sizes()

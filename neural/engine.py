@@ -11,6 +11,7 @@ import torch
 from neural.block_manager import BlockManager
 from neural.config import CPU_DEFAULT_KV_BYTES, MAX_DEFAULT_MODEL_LEN, EngineConfig
 from neural.errors import EngineError, InvalidRequestError, PromptTooLongError
+from neural.load_progress import LoadProgress
 from neural.loader import load_model
 from neural.model_registry import resolve_model
 from neural.model_runner import ModelRunner, kv_bytes_per_block
@@ -24,16 +25,19 @@ from neural.tokenizer import Tokenizer
 
 
 class Engine:
-    def __init__(self, config: EngineConfig | None = None) -> None:
+    def __init__(self, config: EngineConfig | None = None, progress: LoadProgress | None = None) -> None:
+        """``progress``: receives the load stages (the server reads it for /readyz); a fresh one by default."""
         self.config = cfg = config or EngineConfig()
+        self.load_progress = progress = progress or LoadProgress()
         if cfg.num_threads:
             torch.set_num_threads(cfg.num_threads)
-        cfg.model = resolve_model(cfg.model)  # None -> the default model; a registry name -> its file
+        with progress.stage("resolve model"):
+            cfg.model = resolve_model(cfg.model)  # None -> the default model; a registry name -> its file
         self.device = cfg.resolve_device()
-        loaded = load_model(cfg.model, cfg.quantization)
+        loaded = load_model(cfg.model, cfg.quantization, progress, cache=cfg.load_cache)
         model_config, weights, packed = loaded.config, loaded.weights, loaded.packed
         self.model_config = model_config
-        self.tokenizer = Tokenizer.from_model_path(cfg.model, model_config.eos_token_ids)
+        self.tokenizer = loaded.tokenizer or Tokenizer.from_model_path(cfg.model, model_config.eos_token_ids)
         self.eos_ids = set(self.tokenizer.eos_token_ids) | set(model_config.eos_token_ids)
 
         dtype = cfg.torch_dtype
@@ -42,15 +46,16 @@ class Engine:
         kv_bytes = cfg.kv_cache_bytes
         if kv_bytes is None and self.device.type == "cpu":
             kv_bytes = CPU_DEFAULT_KV_BYTES
-        if kv_bytes is None:  # GPU: a fraction of what is free once the weights are in
-            self.runner = self._build_gpu_runner(model_config, weights, dtype, block_bytes, max_len, packed)
-        else:
-            if kv_bytes // block_bytes < 1:
-                raise EngineError(f"kv_cache_bytes={kv_bytes} holds no KV block ({block_bytes} bytes per block)")
-            self.runner = ModelRunner(
-                model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len,
-                packed=packed, prepack_weights=cfg.cpu_prepack_weights,
-            )
+        with progress.stage("build model"):
+            if kv_bytes is None:  # GPU: a fraction of what is free once the weights are in
+                self.runner = self._build_gpu_runner(model_config, weights, dtype, block_bytes, max_len, packed)
+            else:
+                if kv_bytes // block_bytes < 1:
+                    raise EngineError(f"kv_cache_bytes={kv_bytes} holds no KV block ({block_bytes} bytes per block)")
+                self.runner = ModelRunner(
+                    model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len,
+                    packed=packed, prepack_weights=cfg.cpu_prepack_weights,
+                )
         if not cfg.enforce_eager:  # the KV cache is final: CUDA captures decode graphs, CPU does nothing
             self.runner.capture_decode_graphs(cfg.graph_batch_sizes())
         num_blocks = self.runner.num_blocks
@@ -62,6 +67,7 @@ class Engine:
         )
         self.sampler = Sampler()
         self.speculator = None if cfg.speculative is None else build_speculator(cfg.speculative, self)
+        progress.ready()
         self._inbox: deque[Sequence] = deque()  # add_request/abort only append: cheap, thread-friendly
         self._aborts: deque[str] = deque()
         self._seqs: dict[str, Sequence] = {}

@@ -154,15 +154,15 @@ def unpermute_rows(n_rows: int, n_head: int) -> torch.Tensor:
 
 
 def gguf_packed_weights(source, n_heads: int, n_kv_heads: int) -> dict[str, PackedWeight]:
-    """Packed weights of a Llama/Qwen2 GGUF (a path or an open ``gguf.GGUFReader``), keyed by module name in ``neural.models.llama.LlamaForCausalLM``.
+    """Packed weights of a Llama/Qwen2 GGUF (a path, a GGUFFile or a ``gguf.GGUFReader``), keyed by module name in ``neural.models.llama.LlamaForCausalLM``.
 
     Projections whose parts are not all of a supported type (or disagree in type) are left out: they stay dense.
     """
-    from gguf import GGUFReader
+    from neural.loader.gguf import gguf_field, open_gguf
 
-    # reading a GGUF's metadata (its vocabulary) takes seconds: a loader passes the reader it already has
-    reader = source if isinstance(source, GGUFReader) else GGUFReader(str(source))
-    arch = reader.fields["general.architecture"].contents()
+    # a loader passes the header it has already parsed (a GGUFFile or a gguf.GGUFReader)
+    reader = source if hasattr(source, "tensors") else open_gguf(source)
+    arch = gguf_field(reader, "general.architecture")
     shards: dict[str, dict[int, PackedWeight | None]] = {}
     out: dict[str, PackedWeight] = {}
     for t in reader.tensors:

@@ -1,9 +1,7 @@
 """Tokenizer: encode/decode via `tokenizers`, the model's chat template (jinja2), EOS ids, from HF or GGUF."""
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from datetime import datetime
 from pathlib import Path
 
@@ -98,39 +96,51 @@ class Tokenizer:
 
     @classmethod
     def _from_gguf(cls, path: Path) -> "Tokenizer":
-        from tokenizers import Tokenizer as Backend
+        from neural.loader.gguf_file import GGUFFile
 
-        from neural.loader.gguf import gguf_field, open_gguf
+        return cls.from_gguf_fields(GGUFFile(path).fields, path)
 
-        reader = open_gguf(path)
-        tokens = gguf_field(reader, "tokenizer.ggml.tokens")
+    @classmethod
+    def from_gguf_fields(cls, fields: dict, path: Path | str = "<gguf>") -> "Tokenizer":
+        """The tokenizer a GGUF's metadata describes, built by transformers' own GGUF converter (the one
+        ``AutoTokenizer.from_pretrained(gguf_file=...)`` runs, minus its two extra parses of the file)."""
+        tokens = fields.get("tokenizer.ggml.tokens")
         if not tokens:
             raise ModelLoadError(f"GGUF {path} carries no tokenizer")
-        eos_id = gguf_field(reader, "tokenizer.ggml.eos_token_id")
-        bos_id = gguf_field(reader, "tokenizer.ggml.bos_token_id")
-        template = gguf_field(reader, "tokenizer.chat_template")
-        # transformers' GGUF tokenizer conversion takes ~10 s; cache its tokenizer.json per file
-        cache = _cache_dir() / f"{_file_key(path)}.tokenizer.json"
-        if cache.is_file():
-            backend = Backend.from_file(str(cache))
-        else:
-            try:
-                from transformers import AutoTokenizer
-
-                hf = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-            except Exception as exc:
-                raise ModelLoadError(f"cannot build the tokenizer from GGUF {path}: {exc}") from exc
-            backend = hf.backend_tokenizer
-            try:
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-                backend.save(str(tmp))
-                tmp.replace(cache)
-            except OSError:
-                pass  # a read-only home only costs the conversion time next run
+        try:
+            mapping, convert = _gguf_converter()
+            tokenizer_dict = {new: fields[f"tokenizer.{key}"] for key, new in mapping["tokenizer"].items()
+                              if f"tokenizer.{key}" in fields}
+            backend, _ = convert(fields["general.architecture"], tokenizer_dict)
+        except Exception as exc:
+            raise ModelLoadError(f"cannot build the tokenizer from GGUF {path}: {exc}") from exc
+        eos_id = fields.get("tokenizer.ggml.eos_token_id")
+        bos_id = fields.get("tokenizer.ggml.bos_token_id")
         bos = tokens[bos_id] if bos_id is not None and bos_id < len(tokens) else None
         eos = tokens[eos_id] if eos_id is not None and eos_id < len(tokens) else None
-        return cls(backend, template, {int(eos_id)} if eos_id is not None else set(), bos, eos)
+        return cls(backend, fields.get("tokenizer.chat_template"), {int(eos_id)} if eos_id is not None else set(),
+                   bos, eos)
+
+    # ------------------------------------------------------------------ load cache (neural.loader.cache)
+    def to_dict(self) -> dict:
+        return {"backend": self.backend.to_str(), "chat_template": self.chat_template,
+                "eos_token_ids": sorted(self.eos_token_ids), "bos_token": self.bos_token, "eos_token": self.eos_token}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Tokenizer":
+        from tokenizers import Tokenizer as Backend
+
+        return cls(Backend.from_str(data["backend"]), data["chat_template"], set(data["eos_token_ids"]),
+                   data["bos_token"], data["eos_token"])
+
+
+def _gguf_converter():
+    """(GGUF_TOKENIZER_MAPPING, convert_gguf_tokenizer) wherever this transformers keeps them."""
+    try:  # transformers >= 5
+        from transformers.integrations.gguf.gguf_tokenizer_mapping import GGUF_TOKENIZER_MAPPING, convert_gguf_tokenizer
+    except ImportError:  # transformers 4.x
+        from transformers.integrations.ggml import GGUF_TOKENIZER_MAPPING, convert_gguf_tokenizer
+    return GGUF_TOKENIZER_MAPPING, convert_gguf_tokenizer
 
 
 def _read_json(p: Path) -> dict:
@@ -146,16 +156,3 @@ def _token_str(tok) -> str | None:
     if isinstance(tok, dict):
         return tok.get("content")
     return tok
-
-
-def _cache_dir() -> Path:
-    root = os.environ.get("VERIRAG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verirag"
-    )
-    return Path(root)
-
-
-def _file_key(path: Path) -> str:
-    st = path.stat()
-    h = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
-    return f"{path.stem}-{h}"

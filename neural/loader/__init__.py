@@ -11,7 +11,9 @@ from neural.errors import ModelLoadError
 from neural.model_config import ModelConfig
 
 if TYPE_CHECKING:
+    from neural.load_progress import LoadProgress
     from neural.quant import PackedWeight
+    from neural.tokenizer import Tokenizer
 
 WeightIter = Iterator[tuple[str, torch.Tensor]]
 
@@ -21,19 +23,25 @@ class LoadedModel:
     config: ModelConfig
     weights: WeightIter  # dense tensors, lazily, under HF names; packed ones are not in it
     packed: dict[str, "PackedWeight"] = field(default_factory=dict)  # module name -> packed weight
+    tokenizer: "Tokenizer | None" = None  # built from the same parse (GGUF); None: read it from the folder
 
 
-def load_model(path: str | Path, quantization: str | None = None) -> LoadedModel:
-    """Dispatch on what ``path`` is. ``quantization="gguf"`` keeps a GGUF's quantized tensors packed."""
+def load_model(
+    path: str | Path, quantization: str | None = None, progress: "LoadProgress | None" = None, cache: bool = False,
+) -> LoadedModel:
+    """Dispatch on what ``path`` is. ``quantization="gguf"`` keeps a GGUF's quantized tensors packed.
+    ``cache``: a GGUF goes through the load cache (neural.loader.cache) under cache_root()."""
     p = Path(path).expanduser()
     if not p.exists():
         raise ModelLoadError(f"model path does not exist: {p}")
     if p.is_file():
         if p.suffix.lower() != ".gguf":
             raise ModelLoadError(f"model file must be a .gguf file or an HF folder, got {p}")
-        from neural.loader.gguf import load_gguf
+        from neural.load_progress import LoadProgress
+        from neural.loader.cache import LoadCache
+        from neural.loader.gguf_cached import load_gguf_cached
 
-        return load_gguf(p, keep_packed=quantization == "gguf")
+        return load_gguf_cached(p, quantization == "gguf", progress or LoadProgress(), LoadCache(p) if cache else None)
     if quantization == "gguf":
         raise ModelLoadError(
             f"quantization='gguf' needs a .gguf model file, but {p} is a folder (HF safetensors); "

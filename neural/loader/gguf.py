@@ -9,6 +9,7 @@ import torch
 
 from neural.errors import ModelLoadError, UnsupportedModelError
 from neural.loader import LoadedModel, WeightIter
+from neural.loader.gguf_file import GGUFFile
 from neural.model_config import ModelConfig
 
 _LAYER_NAMES = {
@@ -34,20 +35,17 @@ _FUSED_MODULE = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj
                  "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}
 
 
-def open_gguf(path: Path):
-    from gguf import GGUFReader
-
-    try:
-        return GGUFReader(str(path))
-    except Exception as exc:  # the reader raises ValueError/struct.error/... on garbage
-        raise ModelLoadError(f"corrupt or unreadable GGUF file {path}: {exc}") from exc
+def open_gguf(path: Path) -> GGUFFile:
+    """The file's header, parsed once (ModelLoadError on a truncated or garbage file)."""
+    return GGUFFile(path)
 
 
 def gguf_field(reader, key: str, default=None):
+    """A metadata value from a GGUFFile (plain dict) or a gguf.GGUFReader (field objects)."""
     f = reader.fields.get(key)
     if f is None:
         return default
-    return f.contents()
+    return f.contents() if hasattr(f, "contents") else f
 
 
 def hf_name(gguf_name: str) -> str | None:
@@ -94,12 +92,7 @@ def unpermute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, dim, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def load_gguf(path: Path, keep_packed: bool = False) -> LoadedModel:
-    """``keep_packed``: Q8_0/Q4_0/Q4_1 tensors come packed (reusing this reader) and are left out of the
-    dense iterator, so no float copy of them is ever made."""
-    from gguf.quants import dequantize
-
-    reader = open_gguf(path)
+def read_config(reader: GGUFFile, path: Path) -> ModelConfig:
     arch = gguf_field(reader, "general.architecture")
     if arch not in ("llama", "qwen2"):
         raise UnsupportedModelError(f"unsupported GGUF architecture {arch!r} in {path}; supported: llama, qwen2")
@@ -112,20 +105,19 @@ def load_gguf(path: Path, keep_packed: bool = False) -> LoadedModel:
 
     names = {t.name for t in reader.tensors}
     n_heads = int(meta("attention.head_count"))
-    n_kv = int(meta("attention.head_count_kv", n_heads))
     hidden = int(meta("embedding_length"))
     tokens = gguf_field(reader, "tokenizer.ggml.tokens") or []
     if gguf_field(reader, f"{arch}.rope.scaling.type") not in (None, "none"):
         raise UnsupportedModelError(f"GGUF rope scaling is not supported ({path})")
     eos = gguf_field(reader, "tokenizer.ggml.eos_token_id")
-    config = ModelConfig(
+    return ModelConfig(
         arch=arch,
         vocab_size=int(gguf_field(reader, f"{arch}.vocab_size", len(tokens))),
         hidden_size=hidden,
         intermediate_size=int(meta("feed_forward_length")),
         num_hidden_layers=int(meta("block_count")),
         num_attention_heads=n_heads,
-        num_key_value_heads=n_kv,
+        num_key_value_heads=int(meta("attention.head_count_kv", n_heads)),
         head_dim=int(gguf_field(reader, f"{arch}.rope.dimension_count", hidden // n_heads)),
         rms_norm_eps=float(meta("attention.layer_norm_rms_epsilon")),
         rope_theta=float(gguf_field(reader, f"{arch}.rope.freq_base", 10000.0)),
@@ -136,24 +128,25 @@ def load_gguf(path: Path, keep_packed: bool = False) -> LoadedModel:
         bos_token_id=gguf_field(reader, "tokenizer.ggml.bos_token_id"),
     )
 
-    packed = pack_quantized(reader, path, n_heads, n_kv) if keep_packed else {}
 
-    def weights() -> WeightIter:
-        for t in reader.tensors:
-            name = hf_name(t.name)
-            if name is None or model_module(name) in packed:
-                continue
-            try:
-                arr = dequantize(t.data, t.tensor_type)
-            except Exception as exc:
-                raise ModelLoadError(f"cannot dequantize {t.name} ({t.tensor_type.name}) in {path}: {exc}") from exc
-            arr = np.asarray(arr, dtype=np.float32).reshape([int(d) for d in reversed(t.shape)])
-            if arch == "llama" and ".q_proj." in name:
-                arr = unpermute_qk(arr, n_heads)
-            elif arch == "llama" and ".k_proj." in name:
-                arr = unpermute_qk(arr, n_kv)
-            if not arr.flags.writeable:  # F32 tensors come back as read-only views of the memmap
-                arr = arr.copy()
-            yield name, torch.from_numpy(np.ascontiguousarray(arr))
+def dense_weights(reader: GGUFFile, config: ModelConfig, path: Path, skip_modules=()) -> WeightIter:
+    """HF-named float32 tensors, dequantized one at a time (numpy, in gguf-py): those of ``skip_modules``
+    (kept packed) are left out."""
+    from gguf.quants import dequantize
 
-    return LoadedModel(config, weights(), packed)
+    for t in reader.tensors:
+        name = hf_name(t.name)
+        if name is None or model_module(name) in skip_modules:
+            continue
+        try:
+            arr = dequantize(t.data, t.tensor_type)
+        except Exception as exc:
+            raise ModelLoadError(f"cannot dequantize {t.name} ({t.tensor_type.name}) in {path}: {exc}") from exc
+        arr = np.asarray(arr, dtype=np.float32).reshape([int(d) for d in reversed(t.shape)])
+        if config.arch == "llama" and ".q_proj." in name:
+            arr = unpermute_qk(arr, config.num_attention_heads)
+        elif config.arch == "llama" and ".k_proj." in name:
+            arr = unpermute_qk(arr, config.num_key_value_heads)
+        if not arr.flags.writeable:  # F32 tensors come back as read-only views of the memmap
+            arr = arr.copy()
+        yield name, torch.from_numpy(np.ascontiguousarray(arr))

@@ -323,7 +323,7 @@ class Answerer:
             budget = min(budget, self.profile.source_budget)
 
         def cost(p: Any) -> int:
-            return len(tok.encode(prompts.format_source(99, p))) + 1
+            return len(tok.encode(prompts.format_source(99, p, doc_id=style.doc_ids))) + 1
         chosen = sources.pack(passages, q, cost, budget)
         return prompts.build(q, chosen, tok, context_len=self.context_len, max_tokens=opts.max_tokens,
                              followup=followup, style=style)

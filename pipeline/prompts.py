@@ -9,40 +9,59 @@ from typing import Any, Protocol, Sequence
 # also accepts the paraphrases small models produce.
 ABSTAIN_SENTINEL = "The documents do not say."
 
-# Short and direct: a 135M model follows this better than a long system prompt (DESIGN §4). The label
-# and instruction of each prompt form; "context" is DESIGN §4's form (a 0.5B model answered 5/5 with it).
+# Short and direct: a 135M model follows this better than a long system prompt (DESIGN §4). Each prompt form:
+# (label, instruction, the abstention hint) per language; "context" is DESIGN §4's form (a 0.5B model answered
+# 5/5 with it). Chinese questions get the Chinese wording when the style localizes.
 PROMPT_FORMS = {
-    "sources": ("Sources", "Answer the question in one or two sentences using only the sources above, and cite "
-                           "the source number like [1]."),
-    "context": ("Context", "Answer in one sentence using only the context, and cite the source number like [1]."),
+    "sources": {
+        "en": ("Sources", "Answer the question in one or two sentences using only the sources above, and cite the "
+                          "source number like [1].",
+               " If the sources do not contain the answer, reply exactly: " + ABSTAIN_SENTINEL),
+        "zh": ("资料", "请只根据上面的资料，用一两句话回答问题，并注明来源编号，如 [1]。",
+               "如果资料中没有答案，请只回答：资料中没有说明。"),
+    },
+    "context": {
+        "en": ("Context", "Answer in one sentence using only the context, and cite the source number like [1].",
+               " If the context does not contain the answer, reply exactly: " + ABSTAIN_SENTINEL),
+        "zh": ("上下文", "请只根据上下文用一句话回答，并注明来源编号，如 [1]。", "如果上下文中没有答案，请只回答：资料中没有说明。"),
+    },
 }
-# Offered only where it measures better: a capable model over-follows an escape hatch and abstains even
-# with the answer in its sources (DESIGN §4; bench/RESULTS.md "Prompts per model").
-ABSTAIN_HINT = " If the {where} not contain the answer, reply exactly: " + ABSTAIN_SENTINEL
+
+
+def is_chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
 @dataclass(frozen=True)
 class PromptStyle:
     """How the question and sources are put to the model (chosen per model: pipeline.model_profiles)."""
     form: str = "sources"           # a key of PROMPT_FORMS
-    abstain_hint: bool = True       # offer the exact abstention sentence
+    # Offered only where it measures better: a capable model over-follows an escape hatch and abstains even
+    # with the answer in its sources (DESIGN §4; bench/RESULTS.md "Prompts per model").
+    abstain_hint: bool = True
     question_first: bool = False    # the question above the sources (the instruction stays last)
+    doc_ids: bool = True            # "[1] (hr/leave.md) ..." rather than "[1] ..."
+    localize: bool = False          # a Chinese question gets the Chinese label and instruction
 
     def __post_init__(self) -> None:
         if self.form not in PROMPT_FORMS:
             raise ValueError(f"prompt form must be one of {', '.join(PROMPT_FORMS)}; got {self.form!r}")
 
+    def wording(self, question: str = "") -> tuple[str, str]:
+        """(label, instruction) for ``question``."""
+        lang = "zh" if self.localize and is_chinese(question) else "en"
+        label, text, hint = PROMPT_FORMS[self.form][lang]
+        return label, text + (hint if self.abstain_hint else "")
+
     @property
     def instruction(self) -> str:
-        label, text = PROMPT_FORMS[self.form]
-        where = {"Sources": "sources do", "Context": "context does"}[label]
-        return text + (ABSTAIN_HINT.format(where=where) if self.abstain_hint else "")
+        return self.wording()[1]
 
 
 _ABSTAIN_PATTERNS = [
     re.compile(r"documents?\s+(do|does)\s+not\s+say", re.I),
     re.compile(r"(sources?|documents?|context)\s+(do|does)\s+not\s+(contain|mention|provide|specify|say)", re.I),
-    re.compile(r"(文档|资料|来源)(中)?(没有|未|并未)(说明|提到|提及|包含|规定)"),
+    re.compile(r"(文档|资料|来源|上下文)(中)?(没有|未|并未)(说明|提到|提及|包含|规定|答案)"),
 ]
 
 
@@ -72,23 +91,24 @@ def _lines(text: str) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
-def format_source(n: int, passage: Any, text: str | None = None) -> str:
+def format_source(n: int, passage: Any, text: str | None = None, *, doc_id: bool = True) -> str:
     """``[n] (doc id)`` then the passage, led by what it depends on but does not contain (the header row
     of the table its rows belong to: ``context_prefix``)."""
     body = _lines(passage.text if text is None else text)
     prefix = getattr(passage, "context_prefix", None)
     if prefix:
         body = _lines(prefix) + "\n" + body
-    return f"[{n}] ({passage.doc_id}) {body}"
+    return f"[{n}] ({passage.doc_id}) {body}" if doc_id else f"[{n}] {body}"
 
 
 def user_message(question: str, sources: Sequence[str], style: PromptStyle = PromptStyle()) -> str:
     """"<Label>: [1] … [n] …" then "Question: …" and the style's instruction, nearest the answer."""
-    label, _ = PROMPT_FORMS[style.form]
+    label, instruction = style.wording(question)
+    q = "问题" if label in ("资料", "上下文") else "Question"
     body = f"{label}:\n" + "\n".join(sources)
     if style.question_first:
-        return f"Question: {question}\n\n{body}\n\n{style.instruction}"
-    return f"{body}\n\nQuestion: {question}\n{style.instruction}"
+        return f"{q}: {question}\n\n{body}\n\n{instruction}"
+    return f"{body}\n\n{q}: {question}\n{instruction}"
 
 
 # Segments of a passage: a sentence (. ! ? 。！？) or a line (markdown table rows, list items).
@@ -123,7 +143,7 @@ def segments(text: str) -> list[tuple[int, int]]:
 def render(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, followup: Sequence[dict] = (),
            style: PromptStyle = PromptStyle()) -> tuple[list[dict], str, int]:
     """(messages, templated text, token count) of the prompt with ``passages`` as sources [1], [2], …"""
-    sources = [format_source(i + 1, p) for i, p in enumerate(passages)]
+    sources = [format_source(i + 1, p, doc_id=style.doc_ids) for i, p in enumerate(passages)]
     messages = [{"role": "user", "content": user_message(question, sources, style)}, *followup]
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
     return messages, text, len(tokenizer.encode(text))

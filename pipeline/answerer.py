@@ -16,7 +16,7 @@ from pipeline.extraction import cited_indices, extract_claims, strip_citation_li
 from pipeline.grounding import check_values, feedback, relation_reports, violations_of
 from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
-from pipeline.question import parse_question
+from pipeline.question import find_entities, parse_question
 from pipeline.symbolic_answer import compose, stated_value
 from pipeline.types import (STAGES, AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, validate_question)
 
@@ -288,7 +288,8 @@ class Answerer:
               rulebase: Any) -> tuple[list[Any], list[Any]]:
         """Pattern claims and value mentions, then the values no pattern read placed by the question's
         focus and by the model; a placed value is checked as its relation claim, not twice."""
-        claims, mentions = extract_claims(answer, passages, rulebase)
+        names = [(e.start, e.end) for e in find_entities(answer, rulebase)] if rulebase is not None else []
+        claims, mentions = extract_claims(answer, passages, rulebase, names)
         if rulebase is None or not rulebase.relations:
             return claims, mentions
         for reader in ("focus", "lm"):

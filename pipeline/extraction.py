@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from symbolic import Claim, Fact
-from symbolic.values import VALUE_REGEX, parse_value
+from symbolic.values import VALUE_REGEX, Quantity, parse_value
 
 # Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
 SUPERSEDED_CF_FACTOR = 0.5
@@ -31,6 +31,21 @@ class ValueMention:
     end: int
     cited: list[str] = field(default_factory=list)
     context: str = ""        # the answer sentence that states it (citations blanked)
+    # A word right after a number that no unit table knows ("38,500 decibels"): the number is not bare, so
+    # it must not match the same magnitude of another kind (EUR 38,500) in the sources.
+    unit_word: str = ""
+
+
+_UNIT_WORD_RE = re.compile(r"[ \t]*([A-Za-z][A-Za-z-]*)")
+_NOT_UNITS = frozenset("""and or of per to in on at for with from by the a an is are was were be than which that
+as each every more less if when while after before this these those it its into""".split())
+
+
+def unit_word(text: str, end: int) -> str:
+    """The unknown unit word after a bare number ending at ``end`` (lower case), or ""."""
+    m = _UNIT_WORD_RE.match(text, end)
+    word = m.group(1).lower() if m else ""
+    return "" if word in _NOT_UNITS else word
 
 
 @dataclass
@@ -129,21 +144,27 @@ def find_values(text: str) -> list[tuple[Any, str, int, int]]:
     return sorted(found, key=lambda f: f[2])
 
 
-def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any) -> tuple[list[Claim], list[ValueMention]]:
+def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
+                   names: Sequence[tuple[int, int]] = ()) -> tuple[list[Claim], list[ValueMention]]:
     """The answer's relation claims (rule-file patterns) and its stated values, each with its span and
-    the doc ids it cites. Values inside a relation claim's span are checked by that claim, not twice."""
+    the doc ids it cites. Values inside a relation claim's span are checked by that claim, not twice;
+    ``names`` are spans of entity names ("Tier 1"), whose numbers are no values."""
     masked = mask_citations(answer)
     sents = sentences(answer)
     claims: list[Claim] = []
     for fact, s, e in _dedupe(rulebase.extract(masked, source=_provenance("answer"))):
         claims.append(Claim(fact=fact, text=answer[s:e], start=s, end=e,
                             cited=_cited_for((s, e), sents, answer, passages)))
+    unnamed = list(masked)
+    for s, e in names:
+        unnamed[s:e] = " " * (e - s)
     values = []
-    for value, kind, s, e in find_values(masked):
+    for value, kind, s, e in find_values("".join(unnamed)):
         if any(c.start <= s and e <= c.end for c in claims):
             continue
+        bare = isinstance(value, Quantity) and value.unit == ""
         values.append(ValueMention(value, kind, answer[s:e], s, e, _cited_for((s, e), sents, answer, passages),
-                                   _sentence_at(masked, sents, s)))
+                                   _sentence_at(masked, sents, s), unit_word(masked, e) if bare else ""))
     return claims, values
 
 

@@ -47,6 +47,8 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
     reports = []
     for m in mentions:
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
+        if m.unit_word:   # "38,500 decibels": only a bare number the source also counts in decibels
+            hits = [ev for ev in hits if _bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower()]
         cited = [ev for ev in hits if ev.doc_id in m.cited]
         off_topic = []
         if not cited:

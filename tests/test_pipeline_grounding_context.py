@@ -155,3 +155,15 @@ def test_citing_the_source_that_states_the_fact_keeps_full_certainty(rulebase):
     (claim,) = r.claims
     assert claim.cited == ["hr/leave_2025.md"] and claim.cf == pytest.approx(1.0)
     assert "does not cite" not in claim.explanation
+
+
+def test_a_number_with_an_unknown_unit_does_not_borrow_another_kinds_value(rulebase):
+    # eval un-02 with the 0.5B model: "38,500 decibels" was verified by the AX-200's EUR 38,500 list price
+    price = FakePassage("products/ax200.md", "The list price of one AX-200 is EUR 38,500.", 0.9)
+    r, _ = ask(rulebase, ["The noise level of the AX-200 is 38,500 decibels [1]."],
+               question="What is the noise level of the AX-200 in decibels?", passages=[price], policy="flag")
+    assert r.status == "flagged" and r.claims[0].text == "38,500" and r.claims[0].verdict == "unsupported"
+    robots = FakePassage("sales/orders.md", "An order of 12 robots gets a volume discount.", 0.9)
+    r, _ = ask(rulebase, ["The discount applies to 12 robots [1]."], question="How many robots?", passages=[robots],
+               policy="flag")
+    assert r.claims[0].verdict == "supported"       # the same count of the same thing still matches

@@ -5,14 +5,16 @@ was read from; values no reader places stay value claims."""
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention, sentences
+from pipeline.extraction import ValueMention, find_values, sentences
 from pipeline.question import QuestionFocus, find_entities, relation_score
+from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim, Fact, Provenance
 from symbolic.model import VALUE_TYPES
-from symbolic.values import Quantity, value_type
+from symbolic.values import Money, Quantity, canonical_currency, value_type
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,8 @@ def fits(sig: Any, value: Any) -> bool:
     if p.type not in VALUE_TYPES:
         return False
     kind = value_type(value)
+    if isinstance(value, Money) and p.unit and value.currency != canonical_currency(p.unit):
+        return False
     if p.type == "number":
         return isinstance(value, Quantity) and value.dimension in ("", "count")
     if p.type != kind:
@@ -43,6 +47,14 @@ def fits(sig: Any, value: Any) -> bool:
         except ValueError:
             return False
     return True
+
+
+_NEGATION_RE = re.compile(r"(?:\bnot|\bno|n't|\bnever|不是|并非|不|没有)\s*(?:\w+\s*){0,2}$", re.IGNORECASE)
+
+
+def _negated(answer: str, pos: int) -> bool:
+    """Whether the words just before ``pos`` negate the value ("is not EUR 160", "不是 120 元")."""
+    return bool(_NEGATION_RE.search(answer[max(0, pos - 24):pos]))
 
 
 def _sentence(answer: str, pos: int) -> tuple[int, int]:
@@ -64,9 +76,14 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
                  rulebase: Any) -> list[tuple[Claim, ValueMention]]:
     """A value of the asked relation's type, in a sentence that names the asked entity or no other
     entity of its type, is that relation's claim about that entity ("It costs EUR 38,500 [1]" to "what
-    does the AX-200 cost?"). One claim per goal: the first fitting value."""
+    does the AX-200 cost?"). One claim per goal: the first fitting value. Nothing when the question states
+    values of its own (it computes: "a 3-day trip" asks for a total, not the daily rate), and never a value
+    the question itself states or the answer negates ("不是 120 元")."""
     out: list[tuple[Claim, ValueMention]] = []
-    used: set[int] = set()
+    if asks_a_computation(focus.question, focus):
+        return out
+    asked = [v for v, *_ in find_values(focus.question)]
+    used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or _negated(answer, m.start)}
     for goal in focus.goals:
         sig = rulebase.relations.get(goal.relation)
         if sig is None or sig.arity != 2 or any(c.fact.relation == goal.relation for c, _ in out):

@@ -65,8 +65,10 @@ def mask_citations(text: str) -> str:
 
 
 _CITATION_LINE_RE = re.compile(r"(?:\n[ \t]*(?:\[\d{1,3}\][ \t,;.]*)+)+[ \t]*$")
-# A line that opens like a prompt source ("[1] (hr/leave.md) ..."): the model copying its sources, not answering.
-_SOURCE_ECHO_RE = re.compile(r"^[ \t]*\[\d{1,3}\][ \t]*\([^()\n]*\)", re.M)
+# A line that opens like a prompt source ("[1] (hr/leave.md) ...") or repeats the regeneration feedback: the
+# model copying its prompt, not answering.
+_SOURCE_ECHO_RE = re.compile(r"^[ \t]*(?:\[\d{1,3}\][ \t]*\([^()\n]*\)|-?[ \t]*It does not answer the question|"
+                             r"Your answer is not supported|Answer the question again)", re.M)
 
 
 def strip_citation_lines(answer: str) -> str:

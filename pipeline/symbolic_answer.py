@@ -3,6 +3,7 @@ chaining over the evidence facts proves that argument (with a certainty factor a
 on); the model only phrases it, and where the model's answer disagrees the proof wins."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -78,14 +79,25 @@ def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_
     return max(found, key=lambda p: p.cf)
 
 
+def _clean(label: str) -> str:
+    """A rule author's label as sentence text: no "(grade -> limit)" asides, no leading article."""
+    label = re.sub(r"\s*[(（][^()（）]*[)）]", "", label).replace("->", " ").strip()
+    return re.sub(r"^(?:a|an|the)\s+", "", label, flags=re.IGNORECASE)
+
+
 def _label(sig: Any, chinese: bool) -> str:
     names = [sig.label, *sig.aliases] if sig.label else [*sig.aliases, sig.name.replace("_", " ")]
     if chinese:
         zh = [n for n in names if any("\u4e00" <= ch <= "\u9fff" for ch in n)]
         if zh:
-            return zh[0]
+            return _clean(zh[0])
     latin = [n for n in names if n and not any("\u4e00" <= ch <= "\u9fff" for ch in n)]
-    return latin[0] if latin else sig.name.replace("_", " ")
+    return _clean(latin[0] if latin else sig.name.replace("_", " "))
+
+
+# A label ending in a preposition reads as a verb phrase ("acknowledge within"): "S2: acknowledge within 30
+# minutes" rather than "The acknowledge within for S2 is ...".
+_VERBAL_END = re.compile(r"\b(?:within|by|after|before|at|in|on|for|of|to|under|over|from|per|up to)$", re.IGNORECASE)
 
 
 _ZH_UNITS = {"day": "天", "hour": "小时", "minute": "分钟", "week": "周", "month": "个月", "year": "年",
@@ -168,5 +180,8 @@ def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chi
     cite = "".join(f" [{n}]" for n in citations)
     if chinese:
         return f"{subject}的{label}为{value}{cite}。" if subject else f"{label}为{value}{cite}。"
-    text = f"The {label} for {subject} is {value}" if subject else f"The {label} is {value}"
+    if _VERBAL_END.search(label):
+        text = f"{subject}: {label} {value}" if subject else f"{label} {value}"
+    else:
+        text = f"The {label} for {subject} is {value}" if subject else f"The {label} is {value}"
     return text[0].upper() + text[1:] + f"{cite}."

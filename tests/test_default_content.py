@@ -63,7 +63,8 @@ def test_kb_size_and_front_matter():
         assert fm.get("language") in {"en", "zh"}, doc_id
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(fm.get("effective_date"))), doc_id
         assert isinstance(fm.get("tags"), list) and fm["tags"] and all(isinstance(t, str) for t in fm["tags"]), doc_id
-        assert set(fm) <= {"title", "effective_date", "language", "tags", "supersedes"}, doc_id
+        assert set(fm) <= {"title", "effective_date", "language", "tags", "supersedes", "authority"}, doc_id
+        assert fm.get("authority") in (None, "note"), doc_id   # only the planted chat note is non-authoritative
         assert "/" in doc_id, f"{doc_id}: documents live in subfolders"
         assert body.lstrip().startswith("# "), f"{doc_id}: body starts with a heading"
 

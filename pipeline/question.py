@@ -23,7 +23,8 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
      r"\bhow\s+long\b|\bhow\s+(soon|quickly|far\s+in\s+advance)\b|\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",
      ("duration",)),
     (r"\bhow\s+much\b.*\b(cost|costs|price|pay|paid|fee|fees|reimburs\w*|allowance|limit|budget|charge|worth|spend)\b|"
-     r"\b(what|which)\s+(is\s+the\s+)?(price|cost|fee|amount|allowance|per\s+diem|budget|limit)\b|\bhow\s+much\s+money\b|"
+     r"\b(what|which)\s+(?:is\s+the\s+)?(?:[a-z-]+\s+){0,2}?(price|cost|fee|amount|allowance|per\s+diem|budget|limit)\b|"
+     r"\bhow\s+much\s+money\b|"
      r"多少钱|多少元|价格是多少|费用是多少|售价|报销多少|补贴多少|补助多少|标准是多少|上限是多少",
      ("money", "quantity", "percent")),
     (r"\bhow\s+(heavy|fast|far|big|large|tall|wide|high)\b|\b(what|which)\s+(is\s+the\s+)?(payload|weight|speed|"

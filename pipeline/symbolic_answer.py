@@ -46,13 +46,22 @@ class ProvenAnswer:
                 "how": self.how}
 
 
+# Counts written as words ("three nights", "two trucks"); "one" is left out: "on one battery charge" asks
+# for no computation.
+_COUNT_WORDS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|twenty|"
+                          r"thirty|forty|fifty|hundred|thousand|both|twice|double)\b", re.IGNORECASE)
+
+
 def asks_a_computation(question: str, focus: QuestionFocus) -> bool:
-    """A question that states a value of its own ("a 3-day trip", "with 3 years of service", "300 kg")
-    qualifies or computes beyond the bare relation: a lookup proof would answer another question."""
+    """A question that states a value or count of its own ("a 3-day trip", "with 3 years of service",
+    "three nights", "300 kg") qualifies or computes beyond the bare relation, and one that asks two things
+    ("...是谁？...是多少？") needs both: a single lookup proof would answer another question."""
     chars = list(question)
     for e in focus.entities:                 # "Tier 1", "AX-200": names, not values
         chars[e.start:e.end] = " " * (e.end - e.start)
-    return bool(find_values("".join(chars)))
+    unnamed = "".join(chars)
+    asks_two = len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1
+    return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two
 
 
 def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_depth: int = 20,

@@ -9,7 +9,8 @@ from typing import Any, Sequence
 
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
-from pipeline.question import QuestionFocus, find_entities, parse_question
+from pipeline.context import content_terms
+from pipeline.question import QuestionFocus, find_entities, parse_question, relation_score
 from pipeline.symbolic_answer import ProvenAnswer, prove
 
 # Passages per follow-up query, and the most follow-up queries per question.
@@ -54,6 +55,29 @@ def _entity_label(rulebase: Any, eid: Any) -> str:
     return e.label if e else str(eid)
 
 
+def _is_chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def translated_query(focus: QuestionFocus, rulebase: Any) -> str | None:
+    """The question's rule-base names in the other language: the entities and relations a Chinese question
+    names, by their English labels (and an English question's by their Chinese aliases). The rule files'
+    bilingual vocabulary bridges what an English-only embedder and character bigrams cannot: a Chinese
+    question about an English policy ("二类城市…住宿" -> "Tier 2 hotel limit per night")."""
+    chinese = _is_chinese(focus.question)
+    terms = frozenset(content_terms(focus.question))
+    words: list[str] = []
+    for e in focus.entities:
+        ent = rulebase.entities.get(e.entity_id)
+        if ent is not None:
+            words += [n for n in (ent.label, *ent.aliases) if n and _is_chinese(n) != chinese][:1]
+    for sig in rulebase.relations.values():
+        if relation_score(sig, terms) >= 0.6:
+            words += [n for n in (sig.label, *sig.aliases) if n and _is_chinese(n) != chinese][:1]
+    words = list(dict.fromkeys(words))
+    return " ".join(words) if words else None
+
+
 def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any | None) -> list[str]:
     """Second-round queries from what the first round found: the premises of the goal rules that would
     prove the question's relation (a city's tier, then the tier's limit), and the question asked again
@@ -62,6 +86,9 @@ def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any |
     if rulebase is None:
         return []
     out: list[str] = []
+    other = translated_query(focus, rulebase)
+    if other:
+        out.append(other)
     for goal in focus.goals[:2]:
         names = " ".join(_entity_label(rulebase, a) for a in goal.args)
         for rule in rulebase.backward_rules:

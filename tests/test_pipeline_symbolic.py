@@ -157,7 +157,7 @@ def test_followups_come_from_goal_premises_and_bridging_entities(rb):
     qs = followup_queries(f, [TIERS], rb)
     assert "city tier Berlin" in qs and "hotel limit per night Berlin" in qs
     f = parse_question("What is the rated payload of the robot sold in China?", rb)
-    assert followup_queries(f, [AX], rb) == ["AX-200 What is the rated payload of the robot sold in China?"]
+    assert followup_queries(f, [AX], rb) == ["额定载重", "AX-200 What is the rated payload of the robot sold in China?"]
 
 
 def make(rb, answers, passages=KB, **config):
@@ -202,3 +202,11 @@ def test_a_claim_only_a_note_supports_is_not_verified(rb):
     a, _ = make(rb, ["The AX-200 payload is 250 kg [1]."], [note, AX], symbolic_answers=False)
     r = a.ask("What is the rated payload of the AX-200?", AskOptions(policy="flag"))
     assert r.status == "flagged" and r.claims[0].verdict != "supported"
+
+
+def test_a_chinese_question_also_searches_with_the_rule_bases_english_names(rb):
+    from pipeline.evidence import translated_query
+    f = parse_question("伦敦的城市住宿标准是多少？", rb)
+    assert translated_query(f, rb) == "London hotel limit per night hotel limit in a city"
+    assert translated_query(parse_question("What is the hotel limit in London?", rb), rb) == "伦敦 城市住宿标准"
+    assert translated_query(parse_question("How are you?", rb), rb) is None

@@ -7,8 +7,8 @@ import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention, mask_citations
-from pipeline.grounding import NOT_CITED
+from pipeline.extraction import EvidenceValue, ValueMention, mask_citations
+from pipeline.grounding import NOT_CITED, values_match
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.types import ClaimReport
 from symbolic.values import format_value, value_type
@@ -17,7 +17,8 @@ _POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permi
                        r"是|否|可以|不可以|不能|能|不|需要|无需|必须|允许|不允许", re.IGNORECASE)
 # Words of the question that name the kind of answer, not its topic ("how many days", "多少天").
 _ASKING = frozenset("""how many much long what which who whom whose when where why is are does do can may must
-day days week weeks month months year years hour hours minute minutes amount number price cost get there""".split())
+day days week weeks month months year years hour hours minute minutes amount number price cost get there
+need needs required require""".split())
 _ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多久|多长")
 # A Chinese character pair holding a function character ("的年" of "…的年终奖") names no topic.
 _ZH_FUNCTION = set("的是了在有和与及或每个这那其之也都就把被对为以于从到")
@@ -36,8 +37,26 @@ def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
     return {t for t in content_terms(q) if t not in _ASKING and t not in named and not set(t) & _ZH_FUNCTION}
 
 
+# Share of the question's topic terms an answer must use. A worded answer (VERBOSE_TERMS content terms or
+# more) must use half of them itself: a copied sentence sharing only "trips" is no answer to "which
+# business trips need pre-trip approval?". A terse one ("5,000 运行小时 [1]") answers through the
+# source rows stating its values, which count with it. Chinese topic terms are character pairs, many
+# spanning two words ("要更" of "需要更换"), so fewer of them can be expected to recur.
+TOPIC_SHARE = {"en": (0.5, 0.3), "zh": (0.3, 0.2)}     # (worded, terse)
+VERBOSE_TERMS = 4
+
+
+def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str:
+    """The cited source sentences (table rows) that state the answer's values: a terse "5,000 运行小时 [1]"
+    answers through the row it quotes."""
+    out = []
+    for m in mentions:
+        out += [ev.context for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+    return " ".join(out)
+
+
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
-               rulebase: Any | None, proof: Any | None = None) -> str | None:
+               rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = ()) -> str | None:
     """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on."""
     text = mask_citations(answer)
     values = _values_of(claims, mentions)
@@ -67,8 +86,19 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                 other = next(a for t, a in asked if t == etype)
                 return f"it is about {eid}, but the question asks about {other}"
     topics = topic_terms(focus.question, focus)
-    if len(topics) >= 2 and not topics & content_terms(text.replace("\n", " ")):
-        return "it shares no word with what the question asks about"
+    if len(topics) >= 2:
+        own = content_terms(text.replace("\n", " "))
+        worded, terse = TOPIC_SHARE["zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"]
+        if len(own) >= VERBOSE_TERMS:
+            used, enough = topics & own, len(topics & own) >= worded * len(topics)
+        else:
+            used = topics & (own | content_terms(_said_about(mentions, evidence)))
+            enough = len(used) >= terse * len(topics)
+        if not used:
+            return "it shares no word with what the question asks about"
+        if not enough:
+            missing = ", ".join(sorted(topics - used)[:4])
+            return f"it leaves out what the question asks about ({missing})"
     return None
 
 

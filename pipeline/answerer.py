@@ -169,7 +169,7 @@ class Answerer:
             # An answer that only restates the question (eval fp-12) asserts nothing: its values are
             # the question's premise, so "supported" would vouch for the question, not an answer.
             no_claims = self.config.require_claim and (not reports or restates(answer, q))
-            gaps = [g for g in (answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof),
+            gaps = [g for g in (answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
                                 citation_gap(reports)) if g]
             if no_claims:
                 gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)"

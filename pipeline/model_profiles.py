@@ -24,9 +24,11 @@ class PromptProfile:
 # ~135M (SmolLM2): the offered abstention sentence keeps a weak model from inventing; a short budget keeps
 # its prefill within 1.5x of the old 3-passage cut.
 SMALL = PromptProfile("small", PromptStyle("sources", abstain_hint=True), 450)
-# >= 0.3B (Qwen2.5-0.5B): no escape hatch (it abstained on 6 of 6 answerable questions with one), the
-# DESIGN §4 "Context" form, and room for more passages.
-MEDIUM = PromptProfile("medium", PromptStyle("context", abstain_hint=False), 900)
+# >= 0.3B (Qwen2.5-0.5B), measured by bench/answer_quality.py on 8 factual questions (bench/RESULTS.md
+# "Prompts per model"): no escape hatch (with one it abstained on 6 of 8), the DESIGN §4 "Context" form,
+# sources without their paths (with them it copied "[1] (doc) ## ..." instead of answering), Chinese wording
+# for Chinese questions, and room for more passages: 3/8 gold values vs 1/8 for the first profile.
+MEDIUM = PromptProfile("medium", PromptStyle("context", abstain_hint=False, doc_ids=False, localize=True), 900)
 PROFILES = {p.name: p for p in (SMALL, MEDIUM)}
 SMALL_MAX_PARAMS = 300e6
 

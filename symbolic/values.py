@@ -28,6 +28,7 @@ _DAYS_PER_MONTH = 30.436875  # only for ordering a month against days, never for
 UNIT_ALIASES: dict[str, str] = {
     "minutes": "minute", "min": "minute", "mins": "minute", "分钟": "minute",
     "hours": "hour", "hr": "hour", "hrs": "hour", "h": "hour", "小时": "hour", "个小时": "hour",
+    "operating hours": "hour", "operating hour": "hour", "运行小时": "hour", "个运行小时": "hour",
     "days": "day", "calendar day": "day", "calendar days": "day", "天": "day", "日": "day", "自然日": "day",
     "weeks": "week", "周": "week", "星期": "week", "个星期": "week", "礼拜": "week", "个礼拜": "week",
     "months": "month", "个月": "month", "月": "month",

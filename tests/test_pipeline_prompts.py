@@ -92,6 +92,7 @@ def test_profiles_follow_the_model_size():
     assert profile_for(SimpleNamespace(model_config=qwen)) is MEDIUM
     assert profile_for(object()) is SMALL
     assert not MEDIUM.style.abstain_hint and SMALL.style.abstain_hint
+    assert MEDIUM.style.localize and not MEDIUM.style.doc_ids and SMALL.style.doc_ids
 
 
 @pytest.fixture(scope="module")

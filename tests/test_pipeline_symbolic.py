@@ -210,3 +210,22 @@ def test_a_chinese_question_also_searches_with_the_rule_bases_english_names(rb):
     assert translated_query(f, rb) == "London hotel limit per night hotel limit in a city"
     assert translated_query(parse_question("What is the hotel limit in London?", rb), rb) == "伦敦 住宿标准 城市住宿标准"
     assert translated_query(parse_question("How are you?", rb), rb) is None
+
+
+def test_topic_coverage_counts_the_source_row_a_terse_answer_quotes(rb):
+    from pipeline.extraction import extract_evidence
+    rows = FakePassage("zh/manual.md", "| 部件 | 更换周期 |\n|---|---|\n| 驱动轮 | 每 5,000 运行小时更换 |", 0.9)
+    trips = FakePassage("travel.md", "Business trips that start on or after 1 January 2025 follow this edition. "
+                        "Pre-trip approval is needed above EUR 1,500.", 0.9)
+    _facts, values = extract_evidence([rows, trips], rb)
+
+    def gap(question, answer, passages):
+        claims, mentions = extract_claims(answer, passages, rb)
+        return answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values)
+    # "[1] 5,000 运行小时" names no topic itself; the row it quotes does (驱动轮, 更换)
+    assert gap("AX-200 的驱动轮多久需要更换一次？", "[1] 5,000 运行小时", [rows]) is None
+    # a copied sentence sharing one of the question's four topic words is no answer
+    assert "leaves out" in gap("Which business trips need pre-trip approval?",
+                               "[1] Trips that start on or after 1 January 2025 follow this edition.", [trips])
+    assert gap("Which business trips need pre-trip approval?", "Pre-trip approval is needed above EUR 1,500 [1].",
+               [trips]) is None

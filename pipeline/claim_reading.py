@@ -104,16 +104,22 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
 
 
 def _candidates(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[Any]:
-    terms = frozenset(content_terms(sentence)) | focus.terms
+    """Relations the value's type fits whose name the answer's sentence itself uses (at least half of it)."""
+    terms = frozenset(content_terms(sentence))
     sigs = [sig for sig in rulebase.relations.values() if sig.arity == 2 and fits(sig, m.value)]
     scored = sorted(sigs, key=lambda sig: -relation_score(sig, terms))
     return [sig for sig in scored if relation_score(sig, terms) >= MIN_RELATION_SCORE][:MAX_RELATIONS]
 
 
 def _subjects(etype: str, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[Any]:
+    """Entities of the type that the sentence or the question names; the type's only entity when it has
+    one (a policy the rules know one of); else none: the model is not asked to guess a subject."""
     named = [x.entity_id for x in find_entities(sentence, rulebase) if x.type == etype]
     named += [x.entity_id for x in focus.entities if x.type == etype]
-    pool = list(dict.fromkeys(named)) or [e.id for e in rulebase.entities.values() if e.type == etype]
+    pool = list(dict.fromkeys(named))
+    if not pool:
+        of_type = [e.id for e in rulebase.entities.values() if e.type == etype]
+        pool = of_type if len(of_type) == 1 else []
     return [rulebase.entities[i] for i in pool[:MAX_SUBJECTS]]
 
 
@@ -164,6 +170,8 @@ def lm_claims(generator: Any, context: Sequence[dict], answer: str, mentions: Se
     from neural import SamplingParams
 
     out: list[tuple[Claim, ValueMention]] = []
+    if asks_a_computation(focus.question, focus):   # totals and products: no document relation holds them
+        return out
     for m in list(mentions)[:max_values]:
         s, e = _sentence(answer, m.start)
         options = options_for(m, answer[s:e], focus, rulebase)

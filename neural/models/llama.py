@@ -232,6 +232,26 @@ class LlamaForCausalLM(nn.Module):
         missing = [n for n, c in expected.items() if c != need[n]]
         if missing:
             raise ModelLoadError(f"checkpoint is missing weights: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+        self._finish_load(dtype)
+
+    @torch.no_grad()
+    def load_state(self, state: dict[str, torch.Tensor], dtype: torch.dtype) -> None:
+        """Parameters under this model's own names (``named_parameters()``: fused, no ``model.`` prefix), as
+        neural.quant_int8 caches them; a tied fp32 head missing from ``state`` is tied to the embedding."""
+        if self.config.tie_word_embeddings and isinstance(self.lm_head, Linear) and "lm_head.weight" not in state:
+            self.lm_head.weight = self.embed_tokens.weight
+        params = dict(self.named_parameters())
+        missing = sorted(set(params) - set(state))
+        if missing:
+            raise ModelLoadError(f"cached state is missing weights: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+        for name, p in params.items():
+            if tuple(state[name].shape) != tuple(p.shape):
+                raise ModelLoadError(f"cached {name} has shape {tuple(state[name].shape)}, expected {tuple(p.shape)}")
+            p.data.copy_(state[name].to(p.dtype))
+        self._finish_load(dtype)
+
+    def _finish_load(self, dtype: torch.dtype) -> None:
+        cfg = self.config
         self.to(dtype)
         device = self.norm.weight.device  # not embed_tokens: a packed one would dequantize for .weight
         self.cos_sin_cache = build_cos_sin_cache(

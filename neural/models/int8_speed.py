@@ -1,0 +1,110 @@
+"""Which projection shapes run faster int8 (models.int8_linear) than fp32 on this machine, measured once.
+
+fbgemm's int8 kernel wins big at 0.5B shapes but not everywhere: the issue measured a 1536x576 projection at
+0.8x fp32's speed at one row (2.8x at 16). So each distinct weight shape is timed both ways, at 1 row (one
+decode stream) and 16 rows (a continuous batch), against the fp32 path the engine would really take
+(cpu_ops.linear_cpu, and oneDNN's prepacked convolution at 16 rows when it is on). The verdicts are kept per
+machine (CPU model, cores, ISA, torch version) in the load cache folder, so a start measures nothing twice.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from neural.loader.cache import CacheDir, load_cache_root
+from neural.models.cpu_ops import linear_cpu
+from neural.models.int8_linear import Int8Linear
+from neural.models.onednn_linear import PrepackedLinear, onednn_available
+
+MEASURE_ROWS = (1, 16)
+MAX_MEASURED_OUT = 8192  # a 152k-row LM head is timed on a slice: time per output row is what is compared
+REPEAT = 25  # best of: on a shared 2-core machine a single call can stall ~8 ms behind another process
+SLOWER_OK = 1.05  # int8 kept unless clearly slower: its weights take a quarter of the memory
+# Timed on one thread. With two, an op waits at each parallel region for a thread the OS has descheduled, and on
+# the shared 2-core machine (load average 3-5) that made int8 (more parallel regions per call: the activation
+# quantization, the GEMM, the rescale) measure 2-5x slower than fp32 at shapes where it runs 2-4x faster on the
+# quiet machine. One-thread ratios are stable under load and gave the same verdicts as quiet two-thread ones
+# (Qwen2.5-0.5B: 9728x896 int8 at 0.13/0.39 of fp32's time on 1 thread, 0.23/0.42 on 2; 1152x896 1.32/0.67
+# against 1.39/0.78; 1 and 16 rows; 2026-12-01).
+MEASURE_THREADS = 1
+
+
+def machine_key() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    ident = f"{cpu}|{os.cpu_count()}|{torch.backends.cpu.get_cpu_capability()}|{torch.__version__}"
+    return hashlib.sha256(ident.encode()).hexdigest()[:16]
+
+
+def _best(fn, x: torch.Tensor) -> float:
+    fn(x)  # first call builds kernels / layouts
+    times = []
+    for _ in range(REPEAT):
+        start = time.perf_counter()
+        fn(x)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+@torch.inference_mode()
+def time_shape(out_features: int, in_features: int, prepack: bool) -> dict[str, float]:
+    """Seconds per call, fp32 and int8, at each of MEASURE_ROWS (best of REPEAT, the two sides alternating),
+    on one thread: see MEASURE_THREADS."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(MEASURE_THREADS)
+    try:
+        return _time_shape(out_features, in_features, prepack)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _time_shape(out_features: int, in_features: int, prepack: bool) -> dict[str, float]:
+    gen = torch.Generator().manual_seed(0)
+    w = torch.randn(min(out_features, MAX_MEASURED_OUT), in_features, generator=gen) * 0.02
+    int8 = Int8Linear.from_float(w)
+    packed = PrepackedLinear(w) if prepack else None
+    result: dict[str, float] = {}
+    for rows in MEASURE_ROWS:
+        x = torch.randn(rows, in_features, generator=gen)
+        fp32_op = packed if packed is not None and rows > 1 else linear_cpu
+        fp32, q = [], []
+        for _ in range(3):  # alternate: the shared machine's load drifts between the two sides
+            fp32.append(_best(lambda t: fp32_op(t, w), x))
+            q.append(_best(int8, x))
+        result[f"fp32@{rows}"], result[f"int8@{rows}"] = min(fp32), min(q)
+    return result
+
+
+def verdict(times: dict[str, float]) -> tuple[bool, str]:
+    """(int8 wins, why): int8 unless the geometric mean of its time ratios over MEASURE_ROWS is > SLOWER_OK."""
+    ratios = [times[f"int8@{r}"] / times[f"fp32@{r}"] for r in MEASURE_ROWS]
+    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    detail = ", ".join(f"{r:.2f}x fp32's time at {rows} row{'s' if rows > 1 else ''}"
+                       for r, rows in zip(ratios, MEASURE_ROWS))
+    return mean <= SLOWER_OK, f"int8 takes {detail}"
+
+
+def int8_verdicts(shapes: set[tuple[int, int]], prepack: bool, root: Path | None = None) -> dict[tuple[int, int], tuple[bool, str]]:
+    """shape -> (int8 wins, why) for each (out, in) shape, from the per-machine record or measured now."""
+    cache = CacheDir((root if root is not None else load_cache_root()) / "int8-speed")
+    name = f"{machine_key()}-{'prepack' if prepack and onednn_available() else 'mkl'}.json"
+    record = cache.read_json(name) or {"shapes": {}}
+    measured = False
+    for out_f, in_f in sorted(shapes):
+        key = f"{out_f}x{in_f}"
+        if key not in record["shapes"]:
+            record["shapes"][key] = time_shape(out_f, in_f, prepack and onednn_available())
+            measured = True
+    if measured:
+        cache.write_json(name, {"shapes": record["shapes"], "threads": MEASURE_THREADS, "torch": torch.__version__})
+    return {s: verdict(record["shapes"][f"{s[0]}x{s[1]}"]) for s in shapes}

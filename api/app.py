@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from contextlib import asynccontextmanager
 from typing import Any
@@ -143,33 +144,93 @@ class _MetricsMiddleware:
             self.metrics.latency.labels(endpoint).observe(time.perf_counter() - t0)
 
 
-def create_app(settings: Settings | None = None, *, answerer: Any = None, engine: Any = None,
-               async_engine: AsyncEngine | None = None, retriever: Any = None,
-               rulebase_holder: Any = None, build_missing: bool = False) -> FastAPI:
-    """Build the app. Components not passed are loaded from the settings when build_missing is True
-    (what `verirag serve` does); tests inject small fakes or the real components directly."""
-    settings = settings or Settings()
-    if build_missing and engine is None and async_engine is None:
-        built = build_components(settings)
-        engine = built["engine"]
-        retriever = retriever if retriever is not None else built.get("retriever")
-        rulebase_holder = rulebase_holder if rulebase_holder is not None else built.get("rulebase_holder")
+class _LoadingGate:
+    """While `verirag serve` is still loading its components: 503 with Retry-After for everything but the
+    operational endpoints, which answer (/healthz 200, /readyz 503 with the stage being loaded)."""
+
+    OPEN = {"/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"}
+
+    def __init__(self, app: Any, state: ServiceState, retry_after_s: int) -> None:
+        self.app, self.state, self.retry_after = app, state, str(retry_after_s)
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("path") in self.OPEN or not (self.state.loading or self.state.load_error):
+            return await self.app(scope, receive, send)
+        if self.state.load_error:
+            kind, message = "unavailable", f"loading failed: {self.state.load_error}"
+        else:
+            kind, message = "loading", f"the server is still loading ({self.state.load_progress.current or 'starting'})"
+        body = json.dumps({"error": {"type": kind, "message": message, "request_id": None}}).encode()
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"retry-after", self.retry_after.encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def attach_components(state: ServiceState, *, answerer: Any = None, engine: Any = None,
+                      async_engine: AsyncEngine | None = None, retriever: Any = None,
+                      rulebase_holder: Any = None) -> None:
+    """Wire loaded components into the state (at creation, or from `verirag serve`'s loading thread);
+    the answerer goes in last: it is what /ask waits for."""
     owns = async_engine is None and engine is not None
     if owns:
-        async_engine = AsyncEngine(engine, max_pending=settings.max_pending)
-    metrics = ServiceMetrics(lambda: async_engine.metrics() if async_engine is not None else None)
+        async_engine = AsyncEngine(engine, max_pending=state.settings.max_pending)
     swappable = SwappableRetriever(retriever) if retriever is not None else None
     if answerer is None and async_engine is not None and swappable is not None and rulebase_holder is not None:
         from pipeline import Answerer
 
         answerer = Answerer(EngineClient(async_engine), swappable, rulebase_holder)
-    state = ServiceState(settings=settings, metrics=metrics, async_engine=async_engine, answerer=answerer,
-                         retriever=swappable, rules=rulebase_holder, owns_engine=owns,
-                         model_name=str(settings.model or "SmolLM2-135M-Instruct"))
+    state.async_engine, state.owns_engine = async_engine, owns
+    state.retriever, state.rules = swappable, rulebase_holder
+    state.answerer = answerer
+
+
+def create_app(settings: Settings | None = None, *, answerer: Any = None, engine: Any = None,
+               async_engine: AsyncEngine | None = None, retriever: Any = None,
+               rulebase_holder: Any = None, build_missing: bool = False, load_in_background: bool = False,
+               on_load_failure: Any = None) -> FastAPI:
+    """Build the app. Components not passed are loaded from the settings when build_missing is True
+    (what `verirag serve` does); tests inject small fakes or the real components directly.
+    ``load_in_background``: return at once and load them in a thread started with the app (the port is
+    served meanwhile: /healthz 200, /readyz 503 with the stage, the rest 503 + Retry-After);
+    ``on_load_failure(exc)`` is called from that thread if loading fails."""
+    settings = settings or Settings()
+    state: ServiceState
+    metrics = ServiceMetrics(lambda: state.async_engine.metrics() if state.async_engine is not None else None)
+    state = ServiceState(settings=settings, metrics=metrics, model_name=str(settings.model or "SmolLM2-135M-Instruct"))
+    loader = None
+    if build_missing and engine is None and async_engine is None:
+        if load_in_background:
+            from neural.load_progress import LoadProgress
+
+            state.load_progress = LoadProgress()
+
+            def loader() -> None:
+                try:
+                    built = build_components(settings, state.load_progress)
+                    attach_components(state, answerer=answerer, engine=built["engine"],
+                                      retriever=retriever if retriever is not None else built.get("retriever"),
+                                      rulebase_holder=rulebase_holder if rulebase_holder is not None
+                                      else built.get("rulebase_holder"))
+                except Exception as exc:  # noqa: BLE001 - reported on /readyz and to the caller
+                    state.load_error = f"{type(exc).__name__}: {exc}"
+                    log.error("loading failed: %s", state.load_error)
+                    if on_load_failure is not None:
+                        on_load_failure(exc)
+        else:
+            built = build_components(settings)
+            engine = built["engine"]
+            retriever = retriever if retriever is not None else built.get("retriever")
+            rulebase_holder = rulebase_holder if rulebase_holder is not None else built.get("rulebase_holder")
+    if loader is None:
+        attach_components(state, answerer=answerer, engine=engine, async_engine=async_engine, retriever=retriever,
+                          rulebase_holder=rulebase_holder)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
         state.open()
+        if loader is not None and state.async_engine is None and state.load_error is None:
+            threading.Thread(target=loader, name="verirag-load", daemon=True).start()
         yield
         state.close()
 
@@ -183,6 +244,8 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
     app.include_router(routes_openai.router)
     app.include_router(routes_admin.router)
     app.add_middleware(_CrashGuard)
+    if loader is not None:
+        app.add_middleware(_LoadingGate, state=state, retry_after_s=settings.retry_after_s)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                            allow_methods=["GET", "POST", "DELETE"],

@@ -105,9 +105,17 @@ async def healthz() -> dict:
 @router.get("/readyz", summary="Readiness: model, index and rules loaded",
             responses={503: {"description": "not ready"}})
 async def readyz(request: Request) -> JSONResponse:
-    checks = _state(request).readiness()
+    state = _state(request)
+    checks = state.readiness()
     ready = all(checks.values())
-    return JSONResponse({"ready": ready, "checks": checks}, 200 if ready else 503)
+    body: dict[str, Any] = {"ready": ready, "checks": checks}
+    if state.load_progress is not None:  # `verirag serve` loading in the background: which stage, how long
+        snap = state.load_progress.snapshot()
+        ready = ready and snap["ready"]
+        body.update(ready=ready, loading=None if ready else (snap["loading"] or "starting"), stages=snap["stages"])
+    if state.load_error is not None:
+        body.update(ready=False, loading=None, error=state.load_error)
+    return JSONResponse(body, 200 if body["ready"] else 503)
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)

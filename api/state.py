@@ -44,6 +44,14 @@ class ServiceState:
     asks_in_flight: int = 0
     asks_lock: threading.Lock = field(default_factory=threading.Lock)
     ingest_lock: threading.Lock = field(default_factory=threading.Lock)
+    # `verirag serve` binds its port first and loads the components in a thread: the stages it is in
+    load_progress: Any | None = None  # neural.load_progress.LoadProgress while (or after) loading there
+    load_error: str | None = None  # why that loading failed (the server then stops)
+
+    @property
+    def loading(self) -> bool:
+        """Components are still being loaded in the background (not failed, not done)."""
+        return self.load_progress is not None and not self.load_progress.is_ready and self.load_error is None
 
     def __post_init__(self) -> None:
         self.open()
@@ -80,22 +88,28 @@ class ServiceState:
             self.async_engine.shutdown()
 
 
-def build_components(settings: Settings) -> dict[str, Any]:
-    """Load the real engine, index and rules named by the settings (imports are lazy: heavy)."""
+def build_components(settings: Settings, progress: Any = None) -> dict[str, Any]:
+    """Load the real engine, index and rules named by the settings (imports are lazy: heavy). ``progress``
+    (a neural.load_progress.LoadProgress) is told each stage, the engine's own included."""
     from neural import Engine, EngineConfig
+    from neural.load_progress import LoadProgress
     from neural.spec_decode import SpeculativeConfig
 
+    progress = progress or LoadProgress()
     speculative = None
     if settings.speculative_tokens:
         speculative = SpeculativeConfig(num_speculative_tokens=settings.speculative_tokens)
     engine = Engine(EngineConfig(model=settings.model, device=settings.device, dtype=settings.dtype,
                                  kv_cache_bytes=settings.kv_cache_bytes,
-                                 max_num_seqs=settings.max_num_seqs, speculative=speculative))
+                                 max_num_seqs=settings.max_num_seqs, speculative=speculative), progress)
     parts: dict[str, Any] = {"engine": engine}
     from pipeline.factory import open_retriever, open_rules
 
     if settings.kb_dir is not None:  # ingests first when the index is missing or stale
-        parts["retriever"] = open_retriever(settings.kb_dir, settings.resolved_index_dir)
+        with progress.stage("index"):
+            parts["retriever"] = open_retriever(settings.kb_dir, settings.resolved_index_dir)
     if settings.rules_dir is not None:
-        parts["rulebase_holder"] = open_rules(settings.rules_dir)
+        with progress.stage("rules"):
+            parts["rulebase_holder"] = open_rules(settings.rules_dir)
+    progress.ready()
     return parts

@@ -29,8 +29,10 @@ from neural.tokenizer import Tokenizer
 
 class Engine:
     def __init__(self, config: EngineConfig | None = None, progress: LoadProgress | None = None) -> None:
-        """``progress``: receives the load stages (the server reads it for /readyz); a fresh one by default."""
+        """``progress``: receives the load stages (the server reads it for /readyz, and calls its ready() once
+        what it loads after the engine is in too); by default a fresh one, made ready here."""
         self.config = cfg = config or EngineConfig()
+        owns_progress = progress is None
         self.load_progress = progress = progress or LoadProgress()
         if cfg.num_threads:
             torch.set_num_threads(cfg.num_threads)
@@ -80,7 +82,8 @@ class Engine:
         )
         self.sampler = Sampler()
         self.speculator = None if cfg.speculative is None else build_speculator(cfg.speculative, self)
-        progress.ready()
+        if owns_progress:
+            progress.ready()
         self._inbox: deque[Sequence] = deque()  # add_request/abort only append: cheap, thread-friendly
         self._aborts: deque[str] = deque()
         self._seqs: dict[str, Sequence] = {}

@@ -1,4 +1,4 @@
-"""`verirag serve`: load engine, index and rules once, then serve the HTTP API with uvicorn."""
+"""`verirag serve`: serve the HTTP API with uvicorn at once, loading engine, index and rules meanwhile."""
 from __future__ import annotations
 
 import argparse
@@ -51,12 +51,20 @@ def handler(args: argparse.Namespace) -> int:
 
     from api.app import create_app
 
-    try:
-        app = create_app(settings, build_missing=True)
-    except Exception as exc:  # component errors (RuleError, RetrievalError, EngineError) carry clear text
-        if type(exc).__module__.split(".")[0] in ("symbolic", "retrieval", "neural", "pipeline"):
-            print(f"verirag serve: error: {exc}", file=sys.stderr)
-            return 1
-        raise
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    # the port is bound at once and the model, index and rules load in a thread meanwhile: /healthz answers,
+    # /readyz says which stage is loading, /ask is 503 + Retry-After until they are in (a model took ~75 s)
+    server: uvicorn.Server | None = None
+
+    def stop(_exc: BaseException) -> None:
+        if server is not None:
+            server.should_exit = True
+
+    app = create_app(settings, build_missing=True, load_in_background=True, on_load_failure=stop)
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port,
+                                           log_level=settings.log_level.lower()))
+    server.run()
+    error = app.state.svc.load_error
+    if error is not None:  # component errors (RuleError, RetrievalError, EngineError) carry clear text
+        print(f"verirag serve: error: {error.split(': ', 1)[-1]}", file=sys.stderr)
+        return 1
     return 0

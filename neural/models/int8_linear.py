@@ -67,7 +67,8 @@ class Int8Linear(nn.Module):
             raise ValueError(f"Int8Linear needs int8 [out, in] and [out] scales, got {q.dtype} {tuple(q.shape)}, "
                              f"{tuple(scale.shape)}")
         self.out_features, self.in_features = q.shape
-        self.bias = None if bias is None else bias.detach().float().contiguous()  # added after the rescale
+        # added after the rescale; an own copy, as Int8Embedding's: a view would keep the cache file mapped
+        self.bias = None if bias is None else bias.detach().float().clone()
         self.packed = packed if packed is not None else prepack(qweight_pieces(q, scale))
 
     @classmethod

@@ -42,8 +42,8 @@ def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
 # business trips need pre-trip approval?". A terse one ("5,000 运行小时 [1]") answers through the
 # source rows stating its values, which count with it. Chinese topic terms are character pairs, many
 # spanning two words ("要更" of "需要更换"), so fewer of them can be expected to recur.
-TOPIC_SHARE = {"en": (0.5, 0.3), "zh": (0.3, 0.2)}     # (worded, terse)
-VERBOSE_TERMS = 4
+TOPIC_SHARE = {"en": (0.5, 0.3), "zh": (0.2, 0.2)}     # (worded, terse)
+VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are character pairs: more per word
 
 
 def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str:
@@ -88,8 +88,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     topics = topic_terms(focus.question, focus)
     if len(topics) >= 2:
         own = content_terms(text.replace("\n", " "))
-        worded, terse = TOPIC_SHARE["zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"]
-        if len(own) >= VERBOSE_TERMS:
+        lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"
+        worded, terse = TOPIC_SHARE[lang]
+        if len(own) >= VERBOSE_TERMS[lang]:
             used, enough = topics & own, len(topics & own) >= worded * len(topics)
         else:
             used = topics & (own | content_terms(_said_about(mentions, evidence)))

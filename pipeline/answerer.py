@@ -9,6 +9,7 @@ from typing import Any, Iterator, Protocol
 
 from pipeline import prompts, sources
 from pipeline.answer_check import answer_gap, citation_gap
+from pipeline.attribution import attach_citations
 from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.context import restates
 from pipeline.evidence import QuestionContext, evidence_for, gather
@@ -160,6 +161,9 @@ class Answerer:
 
             t = time.perf_counter()
             claims, mentions = self._read(answer, prompt.passages, prompt.messages, ctx.focus, rulebase)
+            answer, cited_by_us = attach_citations(answer, prompt.passages, mentions, values, claims)
+            if cited_by_us:   # the markers move the claims' citations: read them again from the cited text
+                claims, mentions = self._read(answer, prompt.passages, prompt.messages, ctx.focus, rulebase)
             att_t["extract"] = _ms(extract_s + time.perf_counter() - t)
             t = time.perf_counter()
             verification = verifier.verify(claims, facts)
@@ -180,7 +184,7 @@ class Answerer:
                                             max_items=self.config.max_feedback_items,
                                             abstain_hint=self.profile.style.abstain_hint)
             attempts.append(Attempt(answer, ok, reports, violations, False, note, att_t, gen["usage"],
-                                    gen["finish_reason"], gaps))
+                                    gen["finish_reason"], gaps, cited_by_us))
             yield {"type": "attempt", "attempt": k, "answer": answer, "ok": ok, "abstained": False,
                    "feedback": note}
             if ok:
@@ -212,6 +216,9 @@ class Answerer:
                                   last.violations, attempts, timings, usage, opts.policy,
                                   "every claim is supported by the sources it cites, no rule is violated, "
                                   "and it answers the question", **extra)
+            if last.cited_by_verifier:
+                result.reason += (f"; the model cited no source: {', '.join(f'[{n}]' for n in last.cited_by_verifier)} "
+                                  f"added by the verifier, which found each value there")
             if ctx.proof is not None:
                 result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
             return result

@@ -17,7 +17,8 @@ ANSWER_TYPES = (*VALUE_ANSWER_TYPES, "yesno", "person", "entity")
 # English-first cues, with Chinese ones (the rule files carry the domain's Chinese names; these are the
 # question words). Order matters: the first rule that matches decides, so specific cues come first.
 _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
-    (r"\b(what|which)\s+(percentage|percent|share|discount|rate)\b|\bhow\s+many\s+percent\b|百分之几|百分比|多少%|折扣是多少|几折",
+    (r"\b(what|which)\s+(?:[a-z-]+\s+){0,2}?(percentage|percent|share|discount|rate)\b|\bhow\s+many\s+percent\b|"
+     r"百分之几|百分比|多少%|折扣是多少|几折",
      ("percent",)),
     (r"\bhow\s+many\s+(?:[a-z-]+\s+){0,2}?(days?|weeks?|months?|years?|hours?|minutes?|business\s+days?|working\s+days?|nights?)\b|"
      r"\bhow\s+long\b|\bhow\s+(soon|quickly|far\s+in\s+advance)\b|\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",

@@ -101,6 +101,7 @@ class Attempt:
     usage: dict[str, int]
     finish_reason: str | None = None
     gaps: list[str] = field(default_factory=list)   # why a draft with supported claims still fails
+    cited_by_verifier: list[int] = field(default_factory=list)   # [n] appended to an answer that cited none
 
 
 @dataclass

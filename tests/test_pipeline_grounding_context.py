@@ -114,8 +114,12 @@ def test_uncited_decimal_value_keeps_the_words_after_it(rulebase):
     speed = FakePassage("products/lx500.md", "| Top speed, loaded | 1.5 m/s |\n", 0.9)
     r, _ = ask(rulebase, ["It drives 1.5 m/s when loaded."], question="How fast?", passages=[speed], policy="flag")
     assert r.claims[0].text == "1.5 m/s" and r.claims[0].verdict == "supported"     # grounded by "loaded"
-    # ...but it cites nothing: the reader is not told where it stands, so it is not verified
-    assert r.status == "flagged" and "cites no source" in r.reason
+    # it cited nothing, and the row stating it shares "loaded": the verifier cites [1] for it, and says so
+    assert r.status == "verified" and r.answer == "It drives 1.5 m/s when loaded. [1]"
+    assert r.attempts[0].cited_by_verifier == [1] and "added by the verifier" in r.reason
+    # a row sharing no word with the answer's sentence is no attribution: nothing is added
+    r, _ = ask(rulebase, ["It weighs 1.5 m/s."], question="How fast?", passages=[speed], policy="flag")
+    assert r.status == "flagged" and r.attempts[0].cited_by_verifier == []
 
 
 OLD_POLICY = FakePassage("hr/leave_2023.md", "Full-time employees receive 25 days of annual leave.", 0.9,
@@ -140,12 +144,16 @@ def test_a_fact_supported_only_by_a_source_the_answer_does_not_cite_says_so(rule
     assert "25 day" in claim.explanation and "(superseded)" in claim.explanation  # what the cited source says
 
 
-def test_a_right_fact_that_cites_nothing_is_not_verified(rulebase):
+def test_a_right_fact_that_cites_nothing_gets_the_current_source_cited(rulebase):
     r, _ = ask(rulebase, ["Full-time employees get 30 days of annual leave."], question=LEAVE_Q,
                passages=[OLD_POLICY, NEW_POLICY], policy="flag")
     (claim,) = r.claims
-    assert claim.verdict == "supported" and claim.cf == pytest.approx(0.8) and "it cites no source" in claim.explanation
-    assert r.status == "flagged" and "cites no source" in r.reason
+    assert r.status == "verified" and r.answer.endswith("annual leave. [1]")       # [1]: the current 2025 policy
+    assert claim.cited == ["hr/leave_2025.md"] and claim.cf == pytest.approx(1.0)
+    # a wrong value is not attributed to anything: it stays uncited and fails
+    r, _ = ask(rulebase, ["Full-time employees get 28 days of annual leave."], question=LEAVE_Q,
+               passages=[OLD_POLICY, NEW_POLICY], policy="flag")
+    assert r.status == "flagged" and r.attempts[0].cited_by_verifier == []
 
 
 def test_citing_the_source_that_states_the_fact_keeps_full_certainty(rulebase):

@@ -12,7 +12,7 @@ from neural.int8_setup import resolve_quantization
 from neural.loader import load_model
 from neural.model_runner import ModelRunner
 from neural.models import int8_speed
-from neural.models.int8_linear import Int8Embedding, Int8Linear, quantize_rows
+from neural.models.int8_linear import Int8Embedding, Int8Linear, quantize_groups, quantize_rows
 from neural.models.llama import Linear
 from neural.models.onednn_linear import PrepackedLinear
 from neural.sequence import Sequence
@@ -62,12 +62,16 @@ def test_a_wide_weight_packed_in_pieces_computes_the_same(monkeypatch) -> None:
 
 
 def test_int8_embedding_dequantizes_the_rows_it_reads() -> None:
-    w = torch.randn(30, 16)
-    q, scale = quantize_rows(w)
+    w = torch.randn(30, 64)
+    w[:, 5] *= 50  # an outlier column: one scale per row would spend its range on it
+    q, scale = quantize_groups(w, 32)
+    assert scale.shape == (30, 2) and q.dtype == torch.int8
     emb = Int8Embedding(q, scale)
     ids = torch.tensor([[3, 0], [29, 3]])
-    assert torch.equal(emb(ids), (q.float() * scale[:, None])[ids])
-    assert rel_err(emb(ids), w[ids]) < 0.01
+    assert torch.equal(emb(ids), (q.float().view(30, 2, 32) * scale[:, :, None]).view(30, 64)[ids])
+    assert rel_err(emb(ids)[..., 32:], w[ids][..., 32:]) < 0.01  # the group without the outlier keeps its precision
+    row_q, row_scale = quantize_rows(w)
+    assert rel_err(Int8Embedding(q, scale)(ids), w[ids]) < rel_err(Int8Embedding(row_q, row_scale)(ids), w[ids])
 
 
 def all_logits(runner: ModelRunner, ids: list[int]) -> torch.Tensor:

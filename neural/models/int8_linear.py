@@ -99,12 +99,29 @@ class Int8Linear(nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, int8"
 
 
+EMBEDDING_GROUP = 32  # columns per embedding scale: one scale per row cost SmolLM2 +2 % perplexity on its own
+
+
+def quantize_groups(weight: torch.Tensor, group: int = EMBEDDING_GROUP) -> tuple[torch.Tensor, torch.Tensor]:
+    """(int8 [rows, cols], float32 scale [rows, cols / group]): symmetric absmax / 127 per run of ``group``
+    columns (one per row when ``cols`` is not a multiple of ``group``)."""
+    w = weight.detach().float()
+    g = group if w.shape[1] % group == 0 else w.shape[1]
+    blocks = w.view(w.shape[0], -1, g)
+    scale = (blocks.abs().amax(dim=2) / QMAX).clamp_min(1e-12)
+    q = torch.round(blocks / scale[:, :, None]).clamp_(-QMAX, QMAX).to(torch.int8)
+    return q.view_as(w), scale
+
+
 class Int8Embedding(nn.Module):
-    """Embedding rows stored int8 with one scale per row; a lookup dequantizes only the rows it reads."""
+    """Embedding rows stored int8 with a scale per group of columns (quantize_groups); a lookup dequantizes
+    only the rows it reads."""
 
     def __init__(self, q: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = q.shape
+        if scale.dim() == 1:
+            scale = scale[:, None]
         # own copies: a cached state's tensors are views of a memory-mapped file that would otherwise stay mapped
         self.register_buffer("q", q.clone(), persistent=False)
         self.register_buffer("scale", scale.float().clone(), persistent=False)
@@ -112,5 +129,7 @@ class Int8Embedding(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         flat = ids.reshape(-1)
-        rows = self.q.index_select(0, flat).float() * self.scale.index_select(0, flat)[:, None]
+        groups = self.scale.shape[1]
+        rows = self.q.index_select(0, flat).float().view(len(flat), groups, -1)
+        rows = rows * self.scale.index_select(0, flat)[:, :, None]
         return rows.to(self.compute_dtype).view(*ids.shape, self.embedding_dim)

@@ -22,13 +22,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _prepare(body: ChatCompletionRequest, state: ServiceState) -> tuple[str, SamplingParams]:
+def _prepare(body: ChatCompletionRequest, state: ServiceState) -> tuple[list[int], SamplingParams]:
     engine = state.async_engine
     if engine is None:
         raise HTTPException(503, "no model loaded")
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()}
                 for m in body.messages]
-    prompt = engine.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+    prompt = engine.tokenizer.encode_chat(messages)
     max_tokens = body.max_completion_tokens or body.max_tokens or 256
     sampling = SamplingParams(max_tokens=min(max_tokens, state.settings.max_tokens_limit),
                               temperature=body.temperature, top_p=body.top_p, seed=body.seed,

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, Protocol
 
 from neural.errors import EngineError
+from neural.tokenizer import is_chat
 
 # A worker thread serving one HTTP request sets this to an Event; every blocking wait on engine output
 # in that thread checks it, so a client disconnect aborts the request and frees its KV blocks.
@@ -293,8 +294,9 @@ class EngineClient:
         return getattr(self.async_engine.engine, "max_model_len", None)
 
     def _prompt(self, prompt: str | list[int] | list[dict]) -> str | list[int]:
-        if isinstance(prompt, list) and prompt and isinstance(prompt[0], dict):
-            return self.tokenizer.apply_chat_template(prompt, add_generation_prompt=True)
+        # chats become ids here, in the caller's thread, the same way Engine.chat does (no doubled BOS)
+        if is_chat(prompt):
+            return self.tokenizer.encode_chat(prompt)
         return prompt  # type: ignore[return-value]
 
     def stream(self, prompt: str | list[int] | list[dict], sampling: Any = None) -> Iterator[Any]:

@@ -24,7 +24,7 @@ from neural.sampling_params import SamplingParams
 from neural.scheduler import ScheduledBatch, Scheduler
 from neural.sequence import RequestOutput, Sequence
 from neural.spec_decode.factory import build_speculator
-from neural.tokenizer import Tokenizer
+from neural.tokenizer import Tokenizer, is_chat
 
 
 class Engine:
@@ -249,20 +249,14 @@ class Engine:
         return [final[i] for i in ids]
 
     def chat(self, messages: list[dict], sampling: SamplingParams | None = None) -> RequestOutput:
-        text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
-        rid = self.add_request(text, sampling, add_special_tokens=False)
+        rid = self.add_request(self.tokenizer.encode_chat(messages), sampling)
         return self._run_until_done([rid])[0]
 
     def stream(
         self, prompt: str | list[dict], sampling: SamplingParams | None = None
     ) -> Iterator[RequestOutput]:
         """Yields this request's outputs as it advances (a list of messages is chat-templated)."""
-        if isinstance(prompt, list) and prompt and isinstance(prompt[0], dict):
-            rid = self.add_request(
-                self.tokenizer.apply_chat_template(prompt), sampling, add_special_tokens=False
-            )
-        else:
-            rid = self.add_request(prompt, sampling)
+        rid = self.add_request(self.tokenizer.encode_chat(prompt) if is_chat(prompt) else prompt, sampling)
         try:
             while True:
                 for out in self.step():

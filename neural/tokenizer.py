@@ -5,7 +5,12 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from neural.errors import ModelLoadError
+from neural.errors import InvalidRequestError, ModelLoadError
+
+
+def is_chat(prompt: object) -> bool:
+    """A prompt given as chat messages (a non-empty list of dicts) rather than text or token ids."""
+    return isinstance(prompt, list) and bool(prompt) and isinstance(prompt[0], dict)
 
 
 def _compile_template(source: str):
@@ -45,19 +50,31 @@ class Tokenizer:
     def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
         return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
 
+    def encode_chat(self, messages: list[dict], add_generation_prompt: bool = True) -> list[int]:
+        """The token ids of a chat: the one way every path (Engine, EngineClient, the answer loop, the
+        OpenAI route) turns messages into a prompt. The template writes the special tokens it wants (BOS
+        included), so its text is encoded without the tokenizer adding its own, as transformers'
+        ``apply_chat_template(tokenize=True)`` does; adding them again doubles BOS on Llama tokenizers."""
+        return self.encode(self.apply_chat_template(messages, add_generation_prompt), add_special_tokens=False)
+
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m and "content" in m for m in messages):
-            raise ValueError("messages must be a list of {'role': ..., 'content': ...} dicts")
+            raise InvalidRequestError("messages must be a list of {'role': ..., 'content': ...} dicts")
         if self._template is None:
             # no template shipped: plain role-prefixed transcript, so raw base models still work
             text = "".join(f"{m['role']}: {m['content']}\n" for m in messages)
             return text + ("assistant: " if add_generation_prompt else "")
-        return self._template.render(
-            messages=messages,
-            add_generation_prompt=add_generation_prompt,
-            bos_token=self.bos_token or "",
-            eos_token=self.eos_token or "",
-        )
+        from jinja2 import TemplateError
+
+        try:
+            return self._template.render(
+                messages=messages,
+                add_generation_prompt=add_generation_prompt,
+                bos_token=self.bos_token or "",
+                eos_token=self.eos_token or "",
+            )
+        except TemplateError as exc:  # the template refuses the chat ("roles must alternate"): the caller's input
+            raise InvalidRequestError(f"the model's chat template refused the messages: {exc}") from exc
 
     # ------------------------------------------------------------------ construction
     @classmethod

@@ -30,7 +30,7 @@ class Generator(Protocol):
     max_model_len: int
 
     def chat(self, messages: list[dict], sampling: Any = None) -> Any: ...
-    def stream(self, prompt: str, sampling: Any = None) -> Iterator[Any]: ...
+    def stream(self, prompt: str | list[dict], sampling: Any = None) -> Iterator[Any]: ...
 
 
 class RetrieverLike(Protocol):
@@ -361,7 +361,7 @@ class Answerer:
         first = None
         out = None
         if stream:
-            for out in self.generator.stream(prompt.text, sampling):
+            for out in self.generator.stream(prompt.messages, sampling):  # the chat, as chat() is given it: same ids
                 if first is None:
                     first = time.perf_counter()
                 if out.delta_text:

@@ -59,6 +59,9 @@ class FakeTokenizer:
         body = "".join(f"<|{m['role']}|>{m['content']}\n" for m in messages)
         return body + ("<|assistant|>" if add_generation_prompt else "")
 
+    def encode_chat(self, messages: list[dict], add_generation_prompt: bool = True) -> list[int]:
+        return self.encode(self.apply_chat_template(messages, add_generation_prompt))
+
 
 @dataclass
 class _Seq:

@@ -10,8 +10,8 @@ VOCAB = 96
 EOS_ID = 2
 
 
-def _tokenizer_json(folder: Path) -> None:
-    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+def _tokenizer_json(folder: Path, add_bos: bool = False) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders, processors
 
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
     for i in range(3, VOCAB):
@@ -22,6 +22,8 @@ def _tokenizer_json(folder: Path) -> None:
     from tokenizers import AddedToken
 
     tok.add_special_tokens([AddedToken("<unk>", special=True), AddedToken("<s>", special=True), AddedToken("</s>", special=True)])
+    if add_bos:  # like Llama's tokenizers: encode() puts BOS first unless told not to
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
     tok.save(str(folder / "tokenizer.json"))
     (folder / "tokenizer_config.json").write_text(json.dumps({
         "bos_token": "<s>", "eos_token": "</s>",
@@ -30,8 +32,9 @@ def _tokenizer_json(folder: Path) -> None:
     }))
 
 
-def make_tiny_model(folder: Path, arch: str = "llama", seed: int = 0, **overrides) -> Path:
-    """Save a tiny random model (fp32 safetensors) with transformers; returns the folder."""
+def make_tiny_model(folder: Path, arch: str = "llama", seed: int = 0, add_bos: bool = False, **overrides) -> Path:
+    """Save a tiny random model (fp32 safetensors) with transformers; returns the folder. ``add_bos``: its
+    tokenizer adds BOS when encoding, as Llama's do (the chat template writes one too)."""
     from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
@@ -55,7 +58,7 @@ def make_tiny_model(folder: Path, arch: str = "llama", seed: int = 0, **override
         raise ValueError(arch)
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder, safe_serialization=True)
-    _tokenizer_json(folder)
+    _tokenizer_json(folder, add_bos)
     return folder
 
 

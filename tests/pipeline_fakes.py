@@ -64,8 +64,12 @@ class ScriptedGenerator:
         self.calls.append(messages)
         return self._next(self.tokenizer.apply_chat_template(messages), sampling)
 
-    def stream(self, prompt: str, sampling=None) -> Iterator[FakeOutput]:
-        self.calls.append([{"role": "raw", "content": prompt}])
+    def stream(self, prompt: str | list[dict], sampling=None) -> Iterator[FakeOutput]:
+        if isinstance(prompt, list):  # a chat, as the answer loop streams it
+            self.calls.append(prompt)
+            prompt = self.tokenizer.apply_chat_template(prompt)
+        else:
+            self.calls.append([{"role": "raw", "content": prompt}])
         out = self._next(prompt, sampling)
         words = out.text.split(" ")
         for i in range(len(words)):

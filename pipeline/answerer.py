@@ -51,8 +51,8 @@ class AnswererConfig:
     multi_hop: bool = True             # a second retrieval round led by the rule base (pipeline.evidence)
     symbolic_answers: bool = True      # the rules prove the answer where the question parses into a goal
     # The model reads values the patterns and the question's focus leave unplaced into the rule vocabulary
-    # (pipeline.claim_reading); off: such values stay value claims.
-    lm_extraction: bool = True
+    # (pipeline.claim_reading); None: as the model's profile says; off: such values stay value claims.
+    lm_extraction: bool | None = None
 
 
 @dataclass
@@ -85,6 +85,7 @@ class Answerer:
         self.holder = rulebase_holder if hasattr(rulebase_holder, "current") else _Holder(rulebase_holder)
         self.config = config or AnswererConfig()
         self.profile = self.config.profile or profile_for(generator)
+        self.lm_extraction = self.profile.lm_extraction if self.config.lm_extraction is None else self.config.lm_extraction
         self.kb_facts = KBFactCache()
         if verifier_factory is None:
             from symbolic import Verifier
@@ -300,7 +301,7 @@ class Answerer:
         if rulebase is None or not rulebase.relations:
             return claims, mentions
         for reader in ("focus", "lm"):
-            if not mentions or (reader == "lm" and not self.config.lm_extraction):
+            if not mentions or (reader == "lm" and not self.lm_extraction):
                 continue
             placed = focus_claims(answer, mentions, focus, rulebase) if reader == "focus" else \
                 lm_claims(self.generator, context, answer, mentions, focus, rulebase)

@@ -11,60 +11,17 @@ import re
 from dataclasses import dataclass
 
 from .numerals import EN_NUMBER_WORDS, ZH_NUMERAL_CHARS, parse_number_word
-
-# unit -> (dimension, factor to the dimension's base unit)
-UNITS: dict[str, tuple[str, float]] = {
-    "minute": ("time", 1 / 1440), "hour": ("time", 1 / 24), "day": ("time", 1.0), "week": ("time", 7.0),
-    "month": ("calendar", 1.0), "year": ("calendar", 12.0), "workday": ("workday", 1.0),
-    "g": ("mass", 0.001), "kg": ("mass", 1.0), "t": ("mass", 1000.0),
-    "mm": ("length", 0.001), "cm": ("length", 0.01), "m": ("length", 1.0), "km": ("length", 1000.0),
-    "m/s": ("speed", 1.0), "km/h": ("speed", 1 / 3.6),
-    # Celsius is an interval scale: only equality and ordering are meaningful, never conversion.
-    "°c": ("temperature", 1.0),
-}
-TIME_DIMENSIONS = {"time", "calendar", "workday"}
-_DAYS_PER_MONTH = 30.436875  # only for ordering a month against days, never for equality
-
-UNIT_ALIASES: dict[str, str] = {
-    "minutes": "minute", "min": "minute", "mins": "minute", "分钟": "minute",
-    "hours": "hour", "hr": "hour", "hrs": "hour", "h": "hour", "小时": "hour", "个小时": "hour",
-    "operating hours": "hour", "operating hour": "hour", "运行小时": "hour", "个运行小时": "hour",
-    "days": "day", "calendar day": "day", "calendar days": "day", "天": "day", "日": "day", "自然日": "day",
-    "weeks": "week", "周": "week", "星期": "week", "个星期": "week", "礼拜": "week", "个礼拜": "week",
-    "months": "month", "个月": "month", "月": "month",
-    "years": "year", "yr": "year", "yrs": "year", "年": "year",
-    "workdays": "workday", "working day": "workday", "working days": "workday", "business day": "workday",
-    "business days": "workday", "工作日": "workday", "个工作日": "workday",
-    "kilogram": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "gram": "g", "grams": "g", "克": "g",
-    "meter": "m", "meters": "m", "metre": "m", "metres": "m", "米": "m", "公里": "km", "千米": "km",
-    "kilometer": "km", "kilometers": "km",
-    "metres per second": "m/s", "meters per second": "m/s", "米/秒": "m/s", "米每秒": "m/s",
-    "kph": "km/h", "km/hr": "km/h", "公里/小时": "km/h", "公里每小时": "km/h",
-    "℃": "°c", "° c": "°c", "degrees celsius": "°c", "degree celsius": "°c", "摄氏度": "°c",
-}
-
-CURRENCY_ALIASES: dict[str, str] = {
-    "$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "美元": "USD",
-    "¥": "CNY", "￥": "CNY", "cny": "CNY", "rmb": "CNY", "yuan": "CNY", "元": "CNY", "块": "CNY",
-    "人民币": "CNY", "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR",
-    "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP", "英镑": "GBP", "jpy": "JPY", "日元": "JPY",
-    "hkd": "HKD", "港元": "HKD", "港币": "HKD",
-}
-CURRENCIES = {"USD", "CNY", "EUR", "GBP", "JPY", "HKD"}
-
-
-def canonical_unit(unit: str) -> str:
-    u = unit.strip().lower()
-    return UNIT_ALIASES.get(u, u)
-
-
-def canonical_currency(code: str) -> str:
-    c = code.strip()
-    return CURRENCY_ALIASES.get(c.lower(), c.upper())
+from .units import (CURRENCIES, CURRENCY_ALIASES, TIME_DIMENSIONS, UNIT_ALIASES, UNITS,  # noqa: F401 (re-exported)
+                    _DAYS_PER_MONTH, canonical_currency, canonical_unit)
 
 
 def _num(x: float) -> str:
+    if float(x).is_integer() and abs(x) < 1e15:
+        return str(int(x))    # 3000000, not 3e+06
     return f"{x:g}" if abs(x) < 1e15 else str(x)
+
+
+_WORD_UNITS = {"minute", "hour", "day", "week", "month", "year", "workday"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,7 +83,7 @@ class Quantity:
     def __str__(self) -> str:
         if not self.unit:
             return _num(self.value)
-        plural = self.value != 1 and len(self.unit) > 2 and self.unit.isalpha()   # never "m/ss"
+        plural = self.value != 1 and self.unit in _WORD_UNITS   # never "m/ss" or "kwhs"
         return f"{_num(self.value)} {self.unit}{'s' if plural else ''}"
 
 
@@ -200,36 +157,68 @@ Value = Quantity | Money | Percentage | Date
 # ---- regular expressions shared with the extraction-pattern compiler --------------------------------
 # An optional sign (ASCII or Unicode minus) counts only when glued to the digits and not itself
 # glued to a word or number: "−10 °C" is minus ten, "AX-200" and "10-25" are not negative.
-ARABIC = r"(?:(?<![\w.,])[-−](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-ZH_NUM = f"[{ZH_NUMERAL_CHARS}]+"
+_SIGN = r"(?:(?<![\w.,])[-−](?=\d))?"
+ARABIC = _SIGN + r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# Before a unit a comma followed by one or two digits is a decimal comma ("1,5 kg"): thousands groups
+# have three. A bare "1,5" stays unread (it may be a list).
+_ARABIC_UNIT = _SIGN + r"(?:\d+,\d{1,2}(?![\d,])|(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+# Scale words: "1.2k", "2.5 million", "1.2万"; "k" must touch the digits ("5 km" is no 5000 m).
+_SCALE = r"(?:k(?![A-Za-z])|\s*(?:thousand|million|billion|trillion|mn|bn)\b|\s*[千万亿]{1,2})"
+ZH_NUM = f"(?<![0-9])[{ZH_NUMERAL_CHARS}]+"   # "3千亿" is one number, not 3 and 千亿
 EN_WORD_NUM = "(?:" + "|".join(sorted((re.escape(w) for w in EN_NUMBER_WORDS), key=len, reverse=True)) + ")"
-ANY_NUM = rf"(?:{ARABIC}(?:\s*[万亿])?|{ZH_NUM})"
+ANY_NUM = rf"(?:{_ARABIC_UNIT}{_SCALE}?|{ZH_NUM})"
 
 
 def _alternation(words: list[str]) -> str:
     return "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
 
 
-_TIME_UNIT_WORDS = [u for u, c in UNIT_ALIASES.items() if UNITS[c][0] in TIME_DIMENSIONS] + \
-    [u for u, (d, _) in UNITS.items() if d in TIME_DIMENSIONS]
-_OTHER_UNIT_WORDS = [u for u, c in UNIT_ALIASES.items() if UNITS[c][0] not in TIME_DIMENSIONS] + \
-    [u for u, (d, _) in UNITS.items() if d not in TIME_DIMENSIONS]
+def _unit_words(pred) -> list[str]:
+    return [u for u, c in UNIT_ALIASES.items() if pred(c)] + [u for u in UNITS if pred(u)]
+
+
+_TIME_UNIT_WORDS = _unit_words(lambda u: UNITS[u][0] in TIME_DIMENSIONS)
+_OTHER_UNIT_WORDS = _unit_words(lambda u: UNITS[u][0] not in TIME_DIMENSIONS)
 _END = r"(?![A-Za-z])"
-DURATION_RE = rf"(?:(?:{ANY_NUM}|\b{EN_WORD_NUM})\s*{_alternation(_TIME_UNIT_WORDS)}{_END})"
-QUANTITY_RE = rf"(?:{ARABIC}\s*{_alternation(_OTHER_UNIT_WORDS)}{_END}|{DURATION_RE})"
+_JOIN = r"(?:\s*-\s*|\s*)"   # "6 hours", "6hours", "6-hour"
+
+
+def _one_duration(words: list[str]) -> str:
+    # a number word needs a space or hyphen before its unit: "eighth" is no "eight h", "Ah" no "a h"
+    return rf"(?:(?:{ANY_NUM}{_JOIN}|\b{EN_WORD_NUM}(?:\s*-\s*|\s+)){_alternation(words)}{_END})"
+
+
+_SINGLE_DURATION = _one_duration(_TIME_UNIT_WORDS)
+# Mixed units of one duration, larger first: "1 h 30 min", "2 years and 3 months", "一年零三个月".
+_COMPOUND_PAIRS = [("year", "month"), ("week", "day"), ("day", "hour"), ("hour", "minute")]
+_COMPOUND_DURATION = "|".join(
+    _one_duration(_unit_words(lambda u, a=a: u == a)) + r"\s*(?:,\s*|and\s+|零\s*)?"
+    + _one_duration(_unit_words(lambda u, b=b: u == b)) for a, b in _COMPOUND_PAIRS)
+DURATION_RE = rf"(?:{_COMPOUND_DURATION}|{_SINGLE_DURATION})"
+QUANTITY_RE = rf"(?:{ANY_NUM}{_JOIN}{_alternation(_OTHER_UNIT_WORDS)}{_END}|{DURATION_RE})"
 _CURRENCY_PREFIX = _alternation(["$", "US$", "¥", "￥", "€", "£"]) + "|" + r"(?:USD|CNY|RMB|EUR|GBP|JPY|HKD)\b"
 _CURRENCY_SUFFIX = _alternation([k for k in CURRENCY_ALIASES if k not in ("$", "us$", "¥", "￥", "€", "£")])
-MONEY_RE = rf"(?:(?:{_CURRENCY_PREFIX})\s*{ARABIC}(?:\s*[万千])?|{ANY_NUM}\s*{_CURRENCY_SUFFIX}{_END})"
-PERCENT_RE = rf"(?:{ARABIC}\s*(?:%|％|percent\b|per cent\b)|百分之{ANY_NUM})"
+# After a currency sign "m" is a million too ("$3m"); elsewhere it is a metre.
+MONEY_RE = (rf"(?:(?:{_CURRENCY_PREFIX})\s*{_ARABIC_UNIT}(?:{_SCALE}|\s*mn?(?![A-Za-z]))?"
+            rf"|{ANY_NUM}\s*{_CURRENCY_SUFFIX}{_END})")
+PERCENT_RE = rf"(?:{_ARABIC_UNIT}\s*(?:%|％|percent\b|per cent\b)|百分之{ANY_NUM})"
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december"]
 _MONTH_RE = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 DATE_RE = (rf"(?:\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}|\d{{4}}\s*年\s*\d{{1,2}}\s*月\s*\d{{1,2}}\s*[日号]"
            rf"|{_MONTH_RE}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH_RE},?\s+\d{{4}})")
-NUMBER_RE = rf"(?:{ANY_NUM})"
+NUMBER_RE = rf"(?:{ARABIC}{_SCALE}?|{ZH_NUM})"
 
 VALUE_REGEX: dict[str, str] = {"duration": DURATION_RE, "money": MONEY_RE, "percent": PERCENT_RE,
                                "date": DATE_RE, "number": NUMBER_RE, "quantity": QUANTITY_RE}
+
+
+def month_number(name: str) -> int | None:
+    """1..12 for an English month name or its abbreviation ("Sept.", "march"); None otherwise."""
+    n = name.lower().rstrip(".")
+    if len(n) < 3:
+        return None
+    return next((i for i, full in enumerate(_MONTHS, 1) if full.startswith(n) or (n == "sept" and i == 9)), None)
 
 
 def _full(pattern: str, text: str) -> re.Match | None:
@@ -247,14 +236,35 @@ def _parse_date(t: str) -> Date | None:
             return None
         a, b, y = m.groups()
         name, d = (a, b) if a.isalpha() else (b, a)
-        months = [i for i, full in enumerate(_MONTHS, 1) if full.startswith(name[:3])]
-        if not months:
+        month = month_number(name[:3])
+        if month is None:
             return None
-        mo, d, y = months[0], int(d), int(y)
+        mo, d, y = month, int(d), int(y)
     try:
         return Date(_dt.date(y, mo, d))
     except ValueError as exc:
         raise ValueError(f"not a valid date: {t!r} ({exc})") from None
+
+
+def _quantity(t: str) -> Quantity:
+    m = re.fullmatch(rf"({ANY_NUM}|{EN_WORD_NUM})[\s-]*(.+)", t, re.IGNORECASE)
+    if not m:
+        raise ValueError(f"cannot read a value from {t!r}")
+    unit = canonical_unit(m.group(2))
+    cls = Duration if UNITS.get(unit, ("", 0))[0] in TIME_DIMENSIONS else Quantity
+    return cls(parse_number_word(m.group(1)), unit)
+
+
+def _compound(t: str) -> Duration:
+    """'1 h 30 min' -> 90 minutes: the parts summed in the smaller unit."""
+    parts = [_quantity(m.group(0)) for m in re.finditer(_SINGLE_DURATION, t, re.IGNORECASE)]
+    small = parts[-1].unit
+    return Duration(sum(p.to(small).value for p in parts), small)
+
+
+def _money_amount(text: str) -> float:
+    m = re.fullmatch(r"(.+?)\s*mn?", text.strip(), re.IGNORECASE)
+    return parse_number_word(m.group(1)) * 1e6 if m else parse_number_word(text)
 
 
 def parse_value(text: str) -> Quantity | Money | Percentage | Date:
@@ -272,16 +282,14 @@ def parse_value(text: str) -> Quantity | Money | Percentage | Date:
     if _full(MONEY_RE, t):
         m = re.fullmatch(rf"({_CURRENCY_PREFIX})\s*(.+)", t, re.IGNORECASE)
         if m:
-            return Money(parse_number_word(m.group(2)), m.group(1))
+            return Money(_money_amount(m.group(2)), m.group(1))
         m = re.fullmatch(rf"(.+?)\s*({_CURRENCY_SUFFIX})", t, re.IGNORECASE)
         if m:
             return Money(parse_number_word(m.group(1)), m.group(2))
+    if _full(_COMPOUND_DURATION, t):
+        return _compound(t)
     if _full(QUANTITY_RE, t):
-        m = re.fullmatch(rf"({ANY_NUM}|{EN_WORD_NUM})\s*(.+)", t, re.IGNORECASE)
-        if m:
-            unit = canonical_unit(m.group(2))
-            cls = Duration if UNITS.get(unit, ("", 0))[0] in TIME_DIMENSIONS else Quantity
-            return cls(parse_number_word(m.group(1)), unit)
+        return _quantity(t)
     if _full(NUMBER_RE, t):
         return Quantity(parse_number_word(t), "")
     raise ValueError(f"cannot read a value from {text!r}")

@@ -5,7 +5,7 @@ import pytest
 
 from pipeline.evaluation.dataset import SystemItem
 from pipeline.evaluation.scoring import contains_text, is_abstention, score_answer
-from pipeline.evaluation.values import find_values, values_compatible, values_equal
+from pipeline.evaluation.mentions import find_values, values_compatible, values_equal
 
 KB = Path(__file__).parent / "fixtures" / "eval" / "kb"
 LEAVE = (KB / "hr" / "leave.md").read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from pipeline.evaluation.dataset import SystemItem
 from pipeline.evaluation.scoring import contains_text
-from pipeline.evaluation.values import find_values, values_equal
+from pipeline.evaluation.mentions import find_values, values_equal
 
 
 def states(text: str, gold_object: str) -> bool:

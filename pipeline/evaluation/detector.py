@@ -5,7 +5,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass, field
 
-from pipeline.evaluation.values import ValueMention, find_values, strip_citations, values_compatible
+from pipeline.evaluation.mentions import ValueMention, find_values, strip_citations, values_compatible
 
 # The pipeline's extraction is driven by a domain's rule files, so it reads nothing from open-domain
 # text (news, Wikipedia, dialogue). Detector runs therefore extract their own generic claims here and

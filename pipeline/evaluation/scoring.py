@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from pipeline.evaluation.dataset import SystemItem
-from pipeline.evaluation.values import (ValueMention, find_values, same_dimension, strip_citations,
+from pipeline.evaluation.mentions import (ValueMention, find_values, same_dimension, strip_citations,
                                         values_compatible, values_equal)
 
 # An answer that declines to answer. The pipeline's own abstention text is matched too (status

@@ -11,7 +11,7 @@ from pipeline.evaluation.dataset import load_dataset
 from pipeline.evaluation.detector import DetectorConfig, Evidence, _bigrams, _norm, _stem, extract_claims, \
     novelty, WORD_RE, STOPWORDS
 from pipeline.evaluation.metrics import binary_metrics
-from pipeline.evaluation.values import find_values, values_compatible
+from pipeline.evaluation.mentions import find_values, values_compatible
 
 
 @dataclass

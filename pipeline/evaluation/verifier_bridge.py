@@ -3,23 +3,19 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pipeline.evaluation.values import ValueMention, find_values
+from pipeline.evaluation.mentions import ValueMention, find_values
 
 RELATION = "states_value"   # open-domain relation: "the text states this value" (not in any rule base)
 
 
 def _canonical(v: ValueMention):
-    """The symbolic.values reading of a mention (unit-normalised, compares by value), else our key.
+    """The mention's symbolic.values reading (unit-normalised, compares by value), else its key.
     Bare numbers compare by amount only, so "25" in an answer matches "25 working days"."""
     if v.kind == "number":
         return ("amount", v.key[1])
-    if v.kind in ("date", "time"):
+    if v.kind in ("date", "time") or v.value is None:
         return v.key
-    try:
-        from symbolic.values import parse_value
-        return parse_value(v.text)
-    except ValueError:
-        return v.key
+    return v.value
 
 
 def _relaxed(v: ValueMention) -> list:

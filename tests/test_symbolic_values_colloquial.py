@@ -1,0 +1,63 @@
+"""One value parser: colloquial Chinese numerals, mixed units, decimal commas, scale words (issue 19 item 6)."""
+import pytest
+
+from symbolic.numerals import parse_number_word, parse_zh_numeral
+from symbolic.values import Duration, Money, Percentage, Quantity, parse_value
+
+
+@pytest.mark.parametrize("text,n", [
+    ("三千五", 3500), ("一百二", 120), ("两万五", 25000), ("一万二", 12000), ("一亿五", 150_000_000),
+    ("十二万三", 123_000),
+    # the written-out forms still read as before
+    ("三千零五", 3005), ("一百零二", 102), ("一百二十", 120), ("两万零五百", 20500), ("十五", 15), ("二十", 20),
+    ("一千二百三十四", 1234), ("二十万五千", 205_000), ("十万", 100_000), ("二〇二四", 2024), ("一九九八", 1998),
+])
+def test_chinese_numerals_as_spoken(text, n):
+    assert parse_zh_numeral(text) == n
+
+
+@pytest.mark.parametrize("text", ["三四", "七八万", "两三千", "万一", "十三五"])
+def test_ranges_and_words_are_no_numeral(text):
+    # 三四天 is "three or four days", 七八万 "seventy or eighty thousand", 万一 "in case", 十三五 a plan's name
+    with pytest.raises(ValueError):
+        parse_zh_numeral(text)
+
+
+@pytest.mark.parametrize("text,n", [
+    ("1.2万", 12_000), ("1,500", 1500), ("1,5", 1.5), ("0,25", 0.25), ("1.2k", 1200), ("2.5 million", 2_500_000),
+    ("3千", 3000), ("3千亿", 300_000_000_000), ("１，０００", 1000), ("seventy", 70), ("one hundred", 100),
+])
+def test_number_words(text, n):
+    assert parse_number_word(text) == n
+
+
+@pytest.mark.parametrize("text,value", [
+    ("三千五百元", Money(3500, "CNY")), ("两万五元", Money(25000, "CNY")), ("1.2万元", Money(12000, "CNY")),
+    ("一百二十天", Duration(120, "day")), ("三千五", Quantity(3500)),
+    ("1 h 30 min", Duration(90, "minute")), ("1小时30分钟", Duration(90, "minute")),
+    ("2 years and 3 months", Duration(27, "month")), ("一年零三个月", Duration(15, "month")),
+    ("1 week 2 days", Duration(9, "day")),
+    ("1,5 kg", Quantity(1.5, "kg")), ("1,500 kg", Quantity(1500, "kg")), ("12,5 %", Percentage(12.5)),
+    ("USD 1.2k", Money(1200, "USD")), ("$3m", Money(3_000_000, "USD")), ("€2.5 million", Money(2_500_000, "EUR")),
+    ("2.5 million dollars", Money(2_500_000, "USD")), ("3.65万亿美元", Money(3.65e12, "USD")),
+    ("300万元人民币", Money(3_000_000, "CNY")),
+    ("6-hour", Duration(6, "hour")), ("two-week", Duration(14, "day")), ("10-day", Duration(10, "day")),
+    ("5 GB", Quantity(5000, "mb")), ("20 kWh", Quantity(20000, "wh")), ("220千伏", Quantity(220_000, "v")),
+    ("5千米", Quantity(5, "km")), ("3 tonnes", Quantity(3000, "kg")), ("36摄氏度", Quantity(36, "°c")),
+])
+def test_values(text, value):
+    got = parse_value(text)
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("text", ["eighth", "Ah", "1,5", "1 h 30 kg"])
+def test_not_values(text):
+    # a number word needs a space before its unit ("eighth" is no 8 h); a bare 1,5 may be a list
+    with pytest.raises(ValueError):
+        parse_value(text)
+
+
+def test_display_is_plain():
+    assert str(parse_value("$3m")) == "3000000 USD"          # not 3e+06
+    assert str(parse_value("20 kWh")) == "20 kwh"             # no English plural on a symbol
+    assert str(parse_value("1 h 30 min")) == "90 minutes"

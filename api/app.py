@@ -8,81 +8,19 @@ import time
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
 
+from api.errors import install_error_handlers
 from api.metrics import ServiceMetrics
-from api.security import PathRefused, RequestGuard
+from api.security import RequestGuard
 from api.settings import Settings
 from api.state import ServiceState, SwappableRetriever, build_components
-from neural.async_engine import (AsyncEngine, EngineClient, EngineDeadError, QueueFullError,
-                                 RequestCancelledError)
-from neural.errors import EngineError
+from neural.async_engine import AsyncEngine, EngineClient
 
 log = logging.getLogger("verirag.api")
-_ENDPOINTS = {"/ask", "/v1/chat/completions", "/v1/models", "/healthz", "/readyz", "/metrics", "/rules",
+_ENDPOINTS = {"/ask", "/verify", "/v1/chat/completions", "/v1/models", "/healthz", "/readyz", "/metrics", "/rules",
               "/rules/reload", "/documents"}
-
-
-def _error(status: int, kind: str, message: str, request: Request, headers: dict | None = None) -> JSONResponse:
-    rid = getattr(request.state, "request_id", None)
-    return JSONResponse({"error": {"type": kind, "message": message, "request_id": rid}}, status, headers)
-
-
-def _validation_message(exc: RequestValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:10]:  # never echo the input back: it may be huge or sensitive
-        if err.get("type") == "json_invalid":
-            pos = err.get("loc", ("body", "?"))[-1]
-            reason = (err.get("ctx") or {}).get("error", "invalid JSON")
-            parts.append(f"malformed JSON body at position {pos}: {reason}")
-            continue
-        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts) or "invalid request"
-
-
-def install_error_handlers(app: FastAPI, settings: Settings) -> None:
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(422, "invalid_request", _validation_message(exc), request)
-
-    @app.exception_handler(HTTPException)
-    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
-        kind = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-                413: "payload_too_large", 503: "unavailable"}.get(exc.status_code, "error")
-        detail = exc.detail if isinstance(exc.detail, str) else "request failed"
-        if detail == "There was an error parsing the body":
-            detail = "request body is not valid JSON (or not UTF-8)"
-        return _error(exc.status_code, kind, detail, request, exc.headers)
-
-    @app.exception_handler(QueueFullError)
-    async def _full(request: Request, exc: QueueFullError) -> JSONResponse:
-        request.app.state.svc.metrics.queue_full.inc()
-        return _error(503, "overloaded", str(exc), request, {"Retry-After": str(settings.retry_after_s)})
-
-    @app.exception_handler(EngineDeadError)
-    async def _dead(request: Request, exc: EngineDeadError) -> JSONResponse:
-        return _error(503, "unavailable", "the engine is not running", request)
-
-    @app.exception_handler(RequestCancelledError)
-    async def _cancelled(request: Request, exc: RequestCancelledError) -> JSONResponse:
-        return _error(499, "cancelled", "request cancelled", request)
-
-    @app.exception_handler(EngineError)
-    async def _engine(request: Request, exc: EngineError) -> JSONResponse:
-        if isinstance(exc, ValueError):  # prompt too long, bad sampling: the caller's input
-            return _error(400, "invalid_request", str(exc), request)
-        log.exception("engine error (request %s)", getattr(request.state, "request_id", None))
-        return _error(500, "internal_error", "internal error", request)
-
-    @app.exception_handler(PathRefused)
-    async def _refused(request: Request, exc: PathRefused) -> JSONResponse:
-        return _error(403, "forbidden", str(exc), request)
-
 
 
 class _CrashGuard:
@@ -237,7 +175,7 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
     app = FastAPI(title="verirag", version="0.1.0", lifespan=lifespan,
                   description="Neuro-symbolic RAG: answers verified against documents and rules.")
     app.state.svc = state
-    install_error_handlers(app, settings)
+    install_error_handlers(app, settings.retry_after_s)
     from api import routes_admin, routes_ask, routes_openai
 
     app.include_router(routes_ask.router)
@@ -249,7 +187,7 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                            allow_methods=["GET", "POST", "DELETE"],
-                           allow_headers=["content-type", "x-api-key", "x-request-id"])
+                           allow_headers=["content-type", "x-api-key", "authorization", "x-request-id"])
     app.add_middleware(_MetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_request_bytes)
     return app

@@ -1,27 +1,25 @@
-"""Admin endpoints (X-API-Key always): rules listing and hot reload, document ingest and delete."""
+"""Admin endpoints (the admin key, always): rules listing and hot reload, document ingest and delete."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request, Security
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from api.schemas import ErrorResponse, IngestRequest, IngestResponse, ReloadResponse, RulesResponse
-from api.security import confine, require_key
+from api.security import confine, require_admin_key
 from api.state import ServiceState
 
-router = APIRouter()
+router = APIRouter(dependencies=[Security(require_admin_key)], tags=["admin"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (401, 403, 404, 413, 422, 503)
 }
 
 
 def _admin(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.svc
-    require_key(request, state.settings.admin_api_key, admin=True)
-    return state
+    return request.app.state.svc  # the router's dependency has checked the admin key
 
 
 def _rules_holder(state: ServiceState) -> Any:

@@ -1,4 +1,5 @@
-"""OpenAI-compatible POST /v1/chat/completions (plain generation, JSON or SSE) and GET /v1/models."""
+"""OpenAI-compatible POST /v1/chat/completions (the model, or `verirag-rag`: the verified answer loop; JSON or
+SSE) and GET /v1/models."""
 from __future__ import annotations
 
 import time
@@ -7,25 +8,47 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request, Security
 from fastapi.responses import Response, StreamingResponse
 
 from api.concurrency import ClientGone, race_disconnect, sse
-from api.schemas import ChatCompletionRequest, ErrorResponse
-from api.security import require_key
+from api.errors import ApiError
+from api.openai_rag import rag_completion
+from api.schemas import ErrorResponse
+from api.schemas_openai import RAG_MODEL, ChatCompletion, ChatCompletionRequest, ModelCard, ModelList
+from api.security import require_api_key
 from api.state import ServiceState
 from neural import SamplingParams
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", dependencies=[Security(require_api_key)], tags=["openai"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (400, 401, 413, 422, 503)
+    code: {"model": ErrorResponse} for code in (400, 401, 404, 413, 503)
 }
+
+
+def _models(state: ServiceState) -> list[ModelCard]:
+    cards = []
+    if state.async_engine is not None:
+        cards.append(ModelCard(id=state.model_name, description="the language model, no retrieval or checks"))
+    if state.answerer is not None:
+        cards.append(ModelCard(id=RAG_MODEL, description="answers from the knowledge base, each claim verified "
+                                                         "against the documents and rules (as POST /ask)"))
+    return cards
+
+
+def _model(body: ChatCompletionRequest, state: ServiceState) -> str:
+    name = body.model or state.model_name
+    if name not in {card.id for card in _models(state)}:
+        if name in (RAG_MODEL, state.model_name):  # a known model whose parts are not loaded
+            raise ApiError(503, f"model {name!r} is not available: its components are not loaded")
+        raise ApiError(404, f"the model {name!r} does not exist; GET /v1/models lists the served ones",
+                       param="model", code="model_not_found")
+    return name
 
 
 def _prepare(body: ChatCompletionRequest, state: ServiceState) -> tuple[list[int], SamplingParams]:
     engine = state.async_engine
-    if engine is None:
-        raise HTTPException(503, "no model loaded")
+    assert engine is not None  # _model() listed the model, so the engine is there
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()}
                 for m in body.messages]
     prompt = engine.tokenizer.encode_chat(messages)
@@ -42,14 +65,22 @@ def _usage(out: Any) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-@router.post("/chat/completions", responses=_ERRORS, summary="OpenAI-compatible chat completion")
+@router.post("/chat/completions", response_model=ChatCompletion, response_model_exclude_none=True,
+             responses={**_ERRORS, 200: {"content": {"text/event-stream": {}},
+                                         "description": "the completion, or its chunks when `stream` is true"}},
+             summary="OpenAI-compatible chat completion; model `verirag-rag` answers verified, as /ask")
 async def chat_completions(body: ChatCompletionRequest, request: Request) -> Any:
     state: ServiceState = request.app.state.svc
-    require_key(request, state.settings.api_key, admin=False)
-    prompt, sampling = _prepare(body, state)
+    model = _model(body, state)
+    unsupported = body.unsupported(rag=model == RAG_MODEL)
+    if unsupported:
+        raise ApiError(400, f"unsupported parameter(s) for model {model!r}: {', '.join(unsupported)}",
+                       param=unsupported[0], code="unsupported_parameter")
     cid = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
-    model = body.model or state.model_name
+    if model == RAG_MODEL:
+        return await rag_completion(body, request, state, cid, created)
+    prompt, sampling = _prepare(body, state)
     outputs = state.async_engine.generate(prompt, sampling)  # type: ignore[union-attr]
     if body.stream:
         usage = bool(body.stream_options and body.stream_options.include_usage)
@@ -101,8 +132,15 @@ async def _chunks(state: ServiceState, outputs: AsyncIterator[Any], first: Any, 
         yield sse(None, "[DONE]")
 
 
-@router.get("/models", summary="The served model (OpenAI-compatible)")
-async def models(request: Request) -> dict:
-    state: ServiceState = request.app.state.svc
-    return {"object": "list", "data": [{"id": state.model_name, "object": "model", "created": 0,
-                                        "owned_by": "verirag"}]}
+@router.get("/models", response_model=ModelList, responses=_ERRORS,
+            summary="The served models (OpenAI-compatible): the language model and `verirag-rag`")
+async def models(request: Request) -> ModelList:
+    return ModelList(data=_models(request.app.state.svc))
+
+
+@router.get("/models/{model_id:path}", response_model=ModelCard, responses=_ERRORS, summary="One served model")
+async def model(model_id: str, request: Request) -> ModelCard:
+    for card in _models(request.app.state.svc):
+        if card.id == model_id:
+            return card
+    raise ApiError(404, f"the model {model_id!r} does not exist", param="model", code="model_not_found")

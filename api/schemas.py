@@ -8,8 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K
 
 MAX_QUESTION_CHARS = 4000
-MAX_MESSAGE_CHARS = 32_000
-MAX_MESSAGES = 64
 
 
 class _Strict(BaseModel):
@@ -93,53 +91,6 @@ class AskResponse(BaseModel):
         [], description="retrieved passages set apart because they address the model; never shown to it")
 
 
-# -- OpenAI-compatible chat completions --------------------------------------------------------------
-class ContentPart(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    type: Literal["text"]
-    text: str = Field(max_length=MAX_MESSAGE_CHARS)
-
-
-class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")  # name, tool_calls... are accepted and ignored
-    role: Literal["system", "user", "assistant", "developer"]
-    content: str | list[ContentPart] = Field(max_length=MAX_MESSAGE_CHARS)
-
-    def text(self) -> str:
-        if isinstance(self.content, str):
-            return self.content
-        return "".join(p.text for p in self.content)
-
-
-class StreamOptions(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    include_usage: bool = False
-
-
-class ChatCompletionRequest(BaseModel):
-    # OpenAI clients send many optional fields (presence_penalty, logit_bias, user, tools...): ignore
-    model_config = ConfigDict(extra="ignore")
-    model: str | None = Field(None, max_length=256)
-    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
-    max_tokens: int | None = Field(None, ge=1, le=4096)
-    max_completion_tokens: int | None = Field(None, ge=1, le=4096)
-    temperature: float = Field(1.0, ge=0.0, le=2.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    n: int = Field(1, ge=1, le=1)
-    stop: str | list[str] | None = None
-    seed: int | None = Field(None, ge=0, le=2**63 - 1)
-    stream: bool = False
-    stream_options: StreamOptions | None = None
-
-    @field_validator("stop")
-    @classmethod
-    def _stops(cls, v: str | list[str] | None) -> list[str]:
-        stops = [v] if isinstance(v, str) else (v or [])
-        if len(stops) > 4 or any(not s or len(s) > 64 for s in stops):
-            raise ValueError("stop must be at most 4 non-empty strings of at most 64 characters")
-        return stops
-
-
 # -- admin -----------------------------------------------------------------------------------------
 class IngestRequest(_Strict):
     path: str = Field(".", min_length=1, max_length=1024, description="file or folder inside the KB root")
@@ -174,6 +125,8 @@ class ReloadResponse(BaseModel):
 class ErrorBody(BaseModel):
     type: str
     message: str
+    param: str | None = Field(None, description="the request field at fault, when one is")
+    code: str | None = Field(None, description="a machine-readable reason (OpenAI's codes under /v1/)")
     request_id: str | None = None
 
 

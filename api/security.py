@@ -8,8 +8,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import SecretStr
+
+from api.errors import ApiError
 
 REQUEST_ID_HEADER = "x-request-id"
 
@@ -18,19 +21,43 @@ class PathRefused(ValueError):
     """An ingest/delete path escapes the KB root (traversal, absolute path elsewhere, or symlink)."""
 
 
-def _key_matches(given: str | None, expected: SecretStr) -> bool:
-    return given is not None and hmac.compare_digest(given.encode(), expected.get_secret_value().encode())
+# The OpenAPI document lists both schemes; either one carries the key (OpenAI clients send the Bearer one).
+_api_key_header = APIKeyHeader(name="X-API-Key", scheme_name="ApiKeyHeader", auto_error=False,
+                               description="the service key (VERIRAG_API_KEY), or the admin key on admin endpoints")
+_bearer = HTTPBearer(scheme_name="BearerAuth", auto_error=False,
+                     description="the same key as `Authorization: Bearer KEY`, as OpenAI clients send it")
 
 
-def require_key(request: Request, expected: SecretStr | None, *, admin: bool) -> None:
+def presented_keys(x_api_key: str | None = Security(_api_key_header),
+                   bearer: HTTPAuthorizationCredentials | None = Security(_bearer)) -> list[str]:
+    """The keys the request carries, in either header."""
+    return [k for k in (x_api_key, bearer.credentials if bearer else None) if k]
+
+
+def _key_matches(given: list[str], expected: SecretStr) -> bool:
+    want = expected.get_secret_value().encode()
+    return any(hmac.compare_digest(k.encode(), want) for k in given)
+
+
+def _check(given: list[str], expected: SecretStr | None, *, admin: bool) -> None:
     """Admin endpoints always need a key (refused while none is configured); others only when set."""
-    given = request.headers.get("x-api-key")
     if expected is None:
         if admin:
             raise HTTPException(403, "admin endpoints are disabled: set VERIRAG_ADMIN_API_KEY")
         return
     if not _key_matches(given, expected):
-        raise HTTPException(401, "missing or invalid X-API-Key header", headers={"WWW-Authenticate": "ApiKey"})
+        raise ApiError(401, "missing or invalid API key (X-API-Key header or Authorization: Bearer)",
+                       code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
+
+
+def require_api_key(request: Request, given: list[str] = Depends(presented_keys)) -> None:
+    """The service key, on /ask, /verify and /v1/*, when VERIRAG_API_KEY is set."""
+    _check(given, request.app.state.svc.settings.api_key, admin=False)
+
+
+def require_admin_key(request: Request, given: list[str] = Depends(presented_keys)) -> None:
+    """The admin key, always, on the admin endpoints."""
+    _check(given, request.app.state.svc.settings.admin_api_key, admin=True)
 
 
 def confine(kb_root: Path, user_path: str) -> Path:

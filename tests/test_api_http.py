@@ -17,6 +17,7 @@ from api.settings import Settings
 from neural.async_engine import AsyncEngine, EngineClient
 
 KEY, ADMIN = "ask-key-123", "admin-key-456"
+MODEL = "SmolLM2-135M-Instruct"  # the served model's id when settings name none
 
 
 class Service:
@@ -159,12 +160,12 @@ def test_client_disconnect_aborts_and_frees_kv_blocks(svc: Service, path: str, b
 
 def test_chat_completions_openai_shape_and_unknown_fields(svc: Service) -> None:
     r = svc.http.post("/v1/chat/completions", json={
-        "model": "anything", "messages": [{"role": "system", "content": "be brief"},
-                                          {"role": "user", "content": [{"type": "text", "text": "hi"}]}],
-        "max_tokens": 3, "temperature": 0, "presence_penalty": 0.5, "logit_bias": {"1": 2}, "user": "u1"})
+        "model": MODEL, "messages": [{"role": "system", "content": "be brief"},
+                                     {"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        "max_tokens": 3, "temperature": 0, "presence_penalty": 0, "tools": [], "user": "u1", "store": False})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["object"] == "chat.completion" and body["model"] == "anything"
+    assert body["object"] == "chat.completion" and body["model"] == MODEL
     assert body["choices"][0]["message"] == {"role": "assistant", "content": "abc"}
     assert body["choices"][0]["finish_reason"] == "length"
     prompt = "<|system|>be brief\n<|user|>hi\n<|assistant|>"
@@ -180,7 +181,7 @@ def test_chat_completions_openai_shape_and_unknown_fields(svc: Service) -> None:
     content = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
     assert content == "abcd"
     assert chunks[-2]["choices"][0]["finish_reason"] == "length" and chunks[-1]["usage"]["completion_tokens"] == 4
-    assert svc.http.get("/v1/models").json()["data"][0]["object"] == "model"
+    assert [m["id"] for m in svc.http.get("/v1/models").json()["data"]] == [MODEL, "verirag-rag"]
 
 
 @pytest.mark.parametrize("payload,needle", [
@@ -192,7 +193,34 @@ def test_chat_completions_openai_shape_and_unknown_fields(svc: Service) -> None:
     ({"messages": "hello"}, "messages"),
 ])
 def test_chat_completions_bad_input(svc: Service, payload, needle) -> None:
-    assert needle in _error(svc.http.post("/v1/chat/completions", json=payload), 422)
+    r = svc.http.post("/v1/chat/completions", json=payload)
+    assert needle in _error(r, 400)  # OpenAI's status for a bad request, with the field named
+    assert r.json()["error"]["type"] == "invalid_request_error" and needle in r.json()["error"]["param"]
+
+
+@pytest.mark.parametrize("extra,param", [
+    ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+    ({"tool_choice": "required"}, "tool_choice"),
+    ({"logprobs": True, "top_logprobs": 2}, "logprobs"),
+    ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"logit_bias": {"1": 2}}, "logit_bias"),
+    ({"presence_penalty": 0.5}, "presence_penalty"),
+    ({"policy": "flag"}, "policy"),                         # verirag-rag's option, not the model's
+    ({"model": "verirag-rag", "stop": ["x"]}, "stop"),       # the answer loop stops its own way
+])
+def test_chat_completions_refuse_what_they_would_ignore(svc: Service, extra, param) -> None:
+    r = svc.http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}], **extra})
+    assert param in _error(r, 400)
+    assert r.json()["error"]["param"] == param and r.json()["error"]["code"] == "unsupported_parameter"
+
+
+def test_chat_completions_unknown_model_is_404(svc: Service) -> None:
+    r = svc.http.post("/v1/chat/completions", json={"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]})
+    assert "gpt-4o" in _error(r, 404)
+    assert r.json()["error"] | {"request_id": None} == {
+        "type": "invalid_request_error", "param": "model", "code": "model_not_found", "request_id": None,
+        "message": "the model 'gpt-4o' does not exist; GET /v1/models lists the served ones"}
+    assert _error(svc.http.get("/v1/models/gpt-4o"), 404) and svc.http.get(f"/v1/models/{MODEL}").status_code == 200
 
 
 def test_admin_needs_the_admin_key(svc: Service) -> None:

@@ -107,7 +107,7 @@ def test_ask_stream_tokens_add_up_to_the_answer(real) -> None:
 
 
 def test_chat_completions_match_engine_chat(real) -> None:
-    body = {"model": "x", "messages": real["chat"], "max_tokens": MAX_TOKENS, "temperature": 0,
+    body = {"messages": real["chat"], "max_tokens": MAX_TOKENS, "temperature": 0,
             "frequency_penalty": 0, "tools": []}
     r = real["http"].post("/v1/chat/completions", json=body)
     assert r.status_code == 200, r.text
@@ -117,6 +117,16 @@ def test_chat_completions_match_engine_chat(real) -> None:
     assert datas[-1] == "[DONE]"
     content = "".join(json.loads(d)["choices"][0]["delta"].get("content", "") for d in datas[:-1])
     assert content == real["ref_chat"]
+
+
+def test_verirag_rag_model_is_the_answer_loop(real) -> None:
+    q = QUESTIONS[0]
+    r = real["http"].post("/v1/chat/completions", json={
+        "model": "verirag-rag", "messages": [{"role": "user", "content": q}], "max_tokens": MAX_TOKENS,
+        "top_k": 2, "policy": "flag"})
+    assert r.status_code == 200, r.text
+    assert r.json()["choices"][0]["message"]["content"] == real["ref_answers"][q]
+    assert r.json()["verirag"]["status"] in ("verified", "regenerated", "flagged", "abstained")
 
 
 def test_32_concurrent_asks_are_batched_and_free_their_blocks(real) -> None:

@@ -1,0 +1,68 @@
+"""Running the answer loop for a request (admission, worker thread, events): shared by /ask and verirag-rag."""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from api.concurrency import iterate_blocking, run_blocking
+from api.errors import ApiError
+from api.state import ServiceState
+from neural.async_engine import QueueFullError
+
+log = logging.getLogger("verirag.api")
+
+
+def admit(state: ServiceState, what: str = "/ask") -> None:
+    """Refuse now (503) what could not start: no answerer, a full engine queue, too many answer loops.
+    On success one answer slot is taken: the caller gives it back with ``state.end_ask()``."""
+    if state.answerer is None:
+        raise ApiError(503, f"no knowledge base / rules loaded: {what} is unavailable")
+    engine = state.async_engine
+    if engine is not None and engine.num_pending >= engine.max_pending:
+        raise QueueFullError(f"the engine queue is full ({engine.max_pending} requests in flight)")
+    if not state.try_begin_ask():
+        raise QueueFullError(f"too many answer requests in flight ({state.settings.max_concurrent_asks})")
+
+
+async def answer(request: Any, state: ServiceState, question: str, options: Any) -> dict:
+    """The answer loop's result dict, run in a worker thread (admitted already; the slot is given back).
+    Raises api.concurrency.ClientGone when the client disconnects first (its generations are aborted)."""
+    try:
+        result = await run_blocking(request, state.executor, state.answerer.ask, question, options)  # type: ignore[union-attr]
+    finally:
+        state.end_ask()
+    data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+    state.metrics.observe_answer(data)
+    return data
+
+
+async def answer_events(state: ServiceState, question: str, options: Any, rid: str | None,
+                        endpoint: str) -> AsyncIterator[dict]:
+    """The answer loop's events (token, attempt, answer, result; or one error event, in-band, since the
+    status line is gone by then). The caller admitted it and gave the slot back: a stream that is never
+    started never ends, so it counts itself from its start to its end."""
+    t0 = time.perf_counter()
+    first = True
+    with state.asks_lock:
+        state.asks_in_flight += 1
+    try:
+        events = iterate_blocking(state.executor, lambda: state.answerer.ask_stream(question, options))  # type: ignore[union-attr]
+        async for event in events:
+            kind = str(event.get("type", "message"))
+            if kind == "token" and first:
+                state.metrics.ttft.labels(endpoint).observe(time.perf_counter() - t0)
+                first = False
+            if kind == "result":  # the pipeline nests the AnswerResult dict under "result"
+                result = event.get("result") if isinstance(event.get("result"), dict) else event
+                state.metrics.observe_answer(result)
+                event = {**event, "request_id": rid}
+            yield {**event, "type": kind}
+    except QueueFullError as exc:
+        yield {"type": "error", "error": {"type": "overloaded", "message": str(exc), "request_id": rid}}
+    except Exception:
+        log.exception("%s stream failed (request %s)", endpoint, rid)
+        yield {"type": "error", "error": {"type": "internal_error", "message": "internal error", "request_id": rid}}
+    finally:
+        state.end_ask()

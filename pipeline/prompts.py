@@ -161,6 +161,7 @@ def build(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, *, cont
         dropped.insert(0, kept.pop())
         messages, text, n = render(question, kept, tokenizer, followup, style)
     if n > budget:
-        raise ValueError(f"the question alone needs {n} prompt tokens; the model allows {budget} "
+        from neural.errors import PromptTooLongError    # a ValueError the API answers as the caller's input (4xx)
+        raise PromptTooLongError(f"the question alone needs {n} prompt tokens; the model allows {budget} "
                          f"(context {context_len} - max_tokens {max_tokens}): shorten the question or max_tokens")
     return Prompt(messages, text, kept, n, dropped, bool(dropped))

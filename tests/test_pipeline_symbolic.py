@@ -240,3 +240,39 @@ def test_an_entity_the_question_describes_by_a_value_is_searched_by_name(rb):
     f = parse_question("What is the warranty of the robot with a rated payload of 200 kg?", rb)
     assert bridge_entities(f, kb) == ["ax_200"]
     assert followup_queries(f, [], rb, kb)[-1] == "AX-200 What is the warranty of the robot with a rated payload of 200 kg?"
+
+
+# -- bad input ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("question", [
+    "the of and to?",                                       # only stop words
+    "Quelle est la limite d'hôtel par nuit à Londres ?",    # a language the rules and model do not read
+    "ما هو حد الفندق في لندن؟",
+    "?" * 50,
+])
+def test_odd_questions_end_in_a_clear_status_never_a_crash(rb, question):
+    a, _ = make(rb, ["I am not sure."] * 3)
+    r = a.ask(question)
+    assert r.status in ("verified", "abstained") and r.reason
+    assert r.status == "abstained" or r.proof is not None    # nothing unverified is labelled verified
+
+
+def test_a_question_longer_than_the_context_is_refused_with_the_numbers(rb):
+    gen = ScriptedGenerator(["x"], max_model_len=64)
+    a = Answerer(gen, FixedRetriever(KB), rb, AnswererConfig())
+    with pytest.raises(ValueError, match=r"the question alone needs \d+ prompt tokens; the model allows \d+"):
+        a.ask("why " * 200, AskOptions(max_tokens=16))
+    assert gen.calls == []
+
+
+def test_a_proof_deeper_than_the_step_limit_is_no_proof(tmp_path):
+    # a chain of 30 goal hops: deeper than the chainer's depth limit (20), so no answer is proved
+    lines = ['type node "node"'] + [f'entity node n{i} "N{i}"' for i in range(32)]
+    lines += ['relation link(a: node, b: node) "link"', 'relation reach(a: node, x: money[EUR]) "reach cost"',
+              'relation cost(a: node, x: money[EUR]) "cost"', 'fact cost(n31, "EUR 5")']
+    lines += [f'fact link(n{i}, n{i + 1})' for i in range(31)]
+    lines += ['goal G_END "a node\'s cost":\n    reach(?a, ?x) if cost(?a, ?x)',
+              'goal G_HOP "one more hop":\n    reach(?a, ?x) if link(?a, ?b) and reach(?b, ?x)']
+    (tmp_path / "deep.rules").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    deep = load_rulebase(tmp_path)
+    assert prove(parse_question("What is the reach cost of N29?", deep), deep, []) is not None   # 2 hops
+    assert prove(parse_question("What is the reach cost of N0?", deep), deep, []) is None        # 31 hops

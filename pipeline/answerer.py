@@ -8,13 +8,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Protocol
 
 from pipeline import prompts, sources
-from pipeline.answer_check import answer_gap, citation_gap
-from pipeline.attribution import attach_citations
+from pipeline.checking import check_answer
 from pipeline.claim_reading import focus_claims, lm_claims
-from pipeline.context import restates
 from pipeline.evidence import QuestionContext, evidence_for, gather
 from pipeline.extraction import cited_indices, extract_claims, strip_citation_lines
-from pipeline.grounding import check_values, feedback, relation_reports, violations_of
+from pipeline.grounding import feedback, relation_reports, violations_of
 from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
 from pipeline.question import find_entities, parse_question
@@ -160,27 +158,13 @@ class Answerer:
                 status = "abstained"
                 break
 
-            t = time.perf_counter()
-            claims, mentions = self._read(answer, prompt.passages, prompt.messages, ctx.focus, rulebase)
-            answer, cited_by_us = attach_citations(answer, prompt.passages, mentions, values, claims)
-            if cited_by_us:   # the markers move the claims' citations: read them again from the cited text
-                claims, mentions = self._read(answer, prompt.passages, prompt.messages, ctx.focus, rulebase)
-            att_t["extract"] = _ms(extract_s + time.perf_counter() - t)
-            t = time.perf_counter()
-            verification = verifier.verify(claims, facts)
-            reports = relation_reports(verification, facts, prompt.passages, values) + check_values(mentions, values)
-            reports.sort(key=lambda r: r.start)
-            violations = violations_of(verification)
-            # An answer that only restates the question (eval fp-12) asserts nothing: its values are
-            # the question's premise, so "supported" would vouch for the question, not an answer.
-            no_claims = self.config.require_claim and (not reports or restates(answer, q))
-            gaps = [g for g in (answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
-                                citation_gap(reports)) if g]
-            if no_claims:
-                gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)"
-                                                                       if reports else ""))
-            att_t["verify"] = _ms(time.perf_counter() - t)
-            ok = not no_claims and not violations and not gaps and all(r.verdict == "supported" for r in reports)
+            check = check_answer(q, answer, prompt.passages, facts, values, ctx, rulebase, verifier,
+                                 lambda text: self._read(text, prompt.passages, prompt.messages, ctx.focus, rulebase),
+                                 require_claim=self.config.require_claim)
+            answer, reports, violations, gaps, no_claims, ok, cited_by_us = (
+                check.answer, check.reports, check.violations, check.gaps, check.no_claims, check.ok,
+                check.cited_by_verifier)
+            att_t.update(extract=round(_ms(extract_s) + check.timings_ms["extract"], 3), verify=check.timings_ms["verify"])
             note = None if ok else feedback(reports, violations, no_claims=no_claims, gaps=gaps[1:] if no_claims else gaps,
                                             max_items=self.config.max_feedback_items,
                                             abstain_hint=self.profile.style.abstain_hint)

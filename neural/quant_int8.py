@@ -3,7 +3,8 @@ the module swap, and the state the load cache keeps so that a later start does n
 
 Quality (Qwen2.5-0.5B, teacher-forced over a kb/ document, fp32 = reference; 2026-12-01): fbgemm's one
 activation scale per call, as is: perplexity +25.7 %; each row scaled to absmax 1 first (Int8Linear): +3.4 %;
-plus SmoothQuant (alpha 0.5) folded into the RMSNorm weights and up_proj rows: +1.4 %, top-1 agreement 93 %.
+plus SmoothQuant (alpha 0.5) folded into the RMSNorm weights and up_proj rows: +1.6-1.8 %, top-1 agreement
+89-93 % (bench/RESULTS.md, issue 18).
 SmoothQuant divides each input channel of a projection by ``s = amax(x)^a / amax(W)^(1-a)`` and multiplies
 W's column by it: the outlier channels the activation scale would otherwise be spent on shrink, exactly (in
 float math) compensated by the weight. The division is folded into what produces the input, so it costs

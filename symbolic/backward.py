@@ -133,7 +133,8 @@ class BackwardChainer:
         if not premises:
             yield env, [], []
             return
-        first, rest = premises[0], premises[1:]
+        k = _next_ready(premises, env)
+        first, rest = premises[k], premises[:k] + premises[k + 1:]
         if isinstance(first, m.Comparison):
             if test(first, env):
                 for e2, proofs, cfs in self._conj(rest, env, depth, stack, why):
@@ -157,6 +158,21 @@ class BackwardChainer:
                 continue
             for e3, proofs, cfs in self._conj(rest, env2, depth, stack, why):
                 yield e3, [node, *proofs], [node.cf, *cfs]
+
+
+def _next_ready(premises: list, env: dict[str, Any]) -> int:
+    """The first premise that can run now, so premise order never matters (B5): a comparison once its
+    variables are bound, a `not` once every variable a remaining positive premise binds is bound (its
+    other variables match anything); a fact premise always. With none ready, the first one runs (and a
+    comparison over an unbound variable fails)."""
+    later = set().union(*(m.term_vars(p) for p in premises if isinstance(p, m.Atom)))
+    for i, p in enumerate(premises):
+        if isinstance(p, m.Atom):
+            return i
+        need = m.term_vars(p) if isinstance(p, m.Comparison) else m.term_vars(p) & later
+        if need <= env.keys():
+            return i
+    return 0
 
 
 def _substitute(atom: m.Atom, env: dict[str, Any]) -> tuple:

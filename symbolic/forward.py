@@ -13,6 +13,7 @@ from experta import Fact as XFact
 from . import model as m
 from .cf import THRESHOLD, effective_cf
 from .facts import Fact, Provenance
+from .strata import effective_salience, strata
 from .terms import EvalError, evaluate, render, test
 
 
@@ -61,10 +62,14 @@ class _Engine(KnowledgeEngine):
 
 
 class _Run:
-    def __init__(self, facts: list[Fact], max_firings: int, max_new: int):
+    def __init__(self, facts: list[Fact], max_firings: int, max_new: int, hypothetical_from: int | None = None):
         self.facts = list(facts)                       # fid -> Fact (inputs, then derived)
         self.n_inputs = len(facts)
         self.known = {f.key for f in facts}
+        # inputs from this index on are hypotheses (an answer's claims): a statement known only from them
+        # is derived again from the evidence alone, so that the evidence supports it (B1)
+        self.hypo = len(facts) if hypothetical_from is None else hypothetical_from
+        self.grounded = {f.key for f in facts[:self.hypo]}
         self.violations: list[Violation] = []
         self.seen_violations: set[tuple] = set()
         self.firings: Counter = Counter()
@@ -91,7 +96,7 @@ def _test_function(c: m.Comparison):
     return eval(f"lambda {params}: _test(_c, {{{env}}})", {"_test": test, "_c": c})
 
 
-def compile_rule(rule: m.ForwardRule) -> Rule:
+def compile_rule(rule: m.ForwardRule, stratum: int = 0) -> Rule:
     bound = set().union(*(m.term_vars(c) for c in rule.conditions if isinstance(c, m.Atom))) \
         if rule.conditions else set()
     ces: list = []
@@ -136,8 +141,17 @@ def compile_rule(rule: m.ForwardRule) -> Rule:
                 continue
             fact = Fact(action.atom.relation, args, max(-1.0, min(1.0, cf * action.cf)),
                         Provenance("derived", rule_id=rule.id))
+            grounded = all(i < run.hypo for i in sources)
             if fact.key in run.known:
+                if grounded and fact.key not in run.grounded:
+                    # the statement was known from a claim; the evidence derives it too: keep that
+                    # derivation (not declared again: the RETE network already has the statement)
+                    run.grounded.add(fact.key)
+                    run.depends[len(run.facts)] = sources
+                    run.facts.append(fact)
                 continue
+            if grounded:
+                run.grounded.add(fact.key)
             if len(run.facts) - run.n_inputs >= run.max_new:
                 _halt(engine, run, f"more than {run.max_new} derived facts")
                 return
@@ -148,7 +162,7 @@ def compile_rule(rule: m.ForwardRule) -> Rule:
             engine.declare(_xfact(fact, fid))
 
     fire.__name__ = f"rule_{rule.id}"
-    return Rule(*ces, salience=rule.salience)(fire)
+    return Rule(*ces, salience=effective_salience(rule, stratum))(fire)
 
 
 def _halt(engine: _Engine, run: _Run, why: str) -> None:
@@ -171,6 +185,7 @@ class ForwardChainer:
     def __init__(self, rules: list[m.ForwardRule], *, max_firings: int = 1000, max_new_facts: int = 5000,
                  cache_size: int = 64):
         self.rules = {r.id: r for r in rules}
+        self.strata, self.negation_cycles = strata(rules)
         self.max_firings, self.max_new = max_firings, max_new_facts
         self._compiled: dict[str, Rule] = {}
         self._engines: OrderedDict[frozenset, tuple[_Engine, threading.Lock]] = OrderedDict()
@@ -197,7 +212,9 @@ class ForwardChainer:
         key = frozenset(relations)
         if key in self._relevant:
             return set(self._relevant[key])
-        chosen = set().union(*(self.by_relation.get(r, set()) for r in relations)) if relations else set()
+        # rules matching the relations, and rules deriving them (they can support or contradict a claim)
+        chosen = set().union(*(self.by_relation.get(r, set()) | self.producers.get(r, set()) for r in relations)) \
+            if relations else set()
         frontier = set(chosen)
         while frontier:
             new = set()
@@ -221,7 +238,7 @@ class ForwardChainer:
             rules = []
             for rid in sorted(rule_ids):
                 if rid not in self._compiled:
-                    self._compiled[rid] = compile_rule(self.rules[rid])
+                    self._compiled[rid] = compile_rule(self.rules[rid], self.strata[rid])
                 rules.append(self._compiled[rid])
             hit = (_Engine(rules), threading.Lock())
             self._engines[rule_ids] = hit
@@ -229,16 +246,20 @@ class ForwardChainer:
                 self._engines.popitem(last=False)
             return hit
 
-    def run(self, facts: list[Fact], *, focus: set[str] | None = None) -> ForwardResult:
+    def run(self, facts: list[Fact], *, focus: set[str] | None = None,
+            hypothetical_from: int | None = None) -> ForwardResult:
         """Chain to a fixed point over ``facts``. ``focus``: only rules relevant to these relations
-        (default: the relations of ``facts``)."""
+        (default: the relations of ``facts``). ``hypothetical_from``: ``facts[i]`` from this index on are
+        hypotheses (claims); a statement they share with what the other facts derive is derived twice,
+        once from each, so ``derived_from`` shows the evidence-only derivation too."""
         rule_ids = frozenset(self.relevant_rules(focus if focus is not None else {f.relation for f in facts}))
         if not rule_ids:
             return ForwardResult([], [], 0, None, [], [])
         used = set().union(*(self.uses[r] for r in rule_ids))
         keep = [i for i, f in enumerate(facts) if f.relation in used]
         facts = [facts[i] for i in keep]
-        run = _Run(facts, self.max_firings, self.max_new)
+        hypo = None if hypothetical_from is None else sum(i < hypothetical_from for i in keep)
+        run = _Run(facts, self.max_firings, self.max_new, hypo)
         engine, lock = self._engine(rule_ids)
         with lock:
             engine.reset()

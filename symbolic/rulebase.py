@@ -10,6 +10,7 @@ from .check import Checker, find_cycles
 from .errors import Location, RuleError, RuleErrors, source_line
 from .facts import Fact, Provenance
 from .parser import ParsedFile, parse_text
+from .strata import strata
 from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
 from .values import Quantity, parse_value
 
@@ -215,6 +216,10 @@ def load_rulebase(target: str | Path | list) -> RuleBase:
         r0 = rb.rule(cycle[0])
         ck.warn(f"rules {' -> '.join(cycle)} form a cycle (each asserts what another matches); forward "
                 f"chaining stops at its firing limit if they keep asserting new facts", r0.location)
+    for group in strata(rb.forward_rules)[1]:
+        r0 = min((rb.rule(rid) for rid in group), key=lambda r: (r.location.path, r.location.line))
+        ck.warn(f"rules {', '.join(group)} form a cycle through `not` (one negates what one of them derives): "
+                f"their negations cannot wait for all derivations, so salience orders them", r0.location)
     if ck.errors:
         ck.errors.sort(key=lambda e: (rb.files.index(e.path) if e.path in rb.files else 0, e.line or 0, e.column or 0))
         raise RuleErrors(ck.errors)

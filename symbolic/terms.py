@@ -1,6 +1,7 @@
 """Evaluating rule terms: substitution, arithmetic on typed values, comparisons, message templates."""
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from typing import Any
@@ -55,12 +56,22 @@ def arith(op: str, a: Any, b: Any) -> Any:
         if isinstance(b, Quantity) and op in "+-" and b.dimension == "time":
             return Date(a.value + (1 if op == "+" else -1) * dt.timedelta(days=b.base))
         if isinstance(b, Quantity) and op in "+-" and b.dimension == "calendar":
-            months = a.value.year * 12 + a.value.month - 1 + (1 if op == "+" else -1) * int(b.base)
-            y, mo = divmod(months, 12)
-            return Date(a.value.replace(year=y, month=mo + 1, day=min(a.value.day, 28)))
+            return Date(add_months(a.value, (1 if op == "+" else -1) * b.base))
         if isinstance(b, Date) and op == "-":
             return Duration((a.value - b.value).days, "day")
     return _bad(op, a, b)
+
+
+def add_months(d: dt.date, months: float) -> dt.date:
+    """Calendar-correct month arithmetic: the same day of the month, or the month's last day when it is
+    shorter (2024-01-31 + 1 month = 2024-02-29; 2023-05-30 + 24 months = 2025-05-30)."""
+    if months != int(months):
+        raise EvalError(f"cannot add {months:g} months to a date: months are whole on a calendar")
+    y, mo = divmod(d.year * 12 + d.month - 1 + int(months), 12)
+    if not 1 <= y <= 9999:
+        raise EvalError(f"{d} + {int(months)} months is outside the calendar")
+    last = calendar.monthrange(y, mo + 1)[1]
+    return d.replace(year=y, month=mo + 1, day=min(d.day, last))
 
 
 def _bad(op: str, a: Any, b: Any):

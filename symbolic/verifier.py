@@ -110,7 +110,8 @@ class Verifier:
             at_rel.setdefault(f.relation, []).append(i)
         fw_at = [i for rel in sorted(self._evidence_relations(focus)) for i in at_rel.get(rel, ())]
         n = len(fw_at)
-        fwd = self.forward.run([*(base[i] for i in fw_at), *(c.fact for c in claims)], focus=focus)
+        fwd = self.forward.run([*(base[i] for i in fw_at), *(c.fact for c in claims)], focus=focus,
+                               hypothetical_from=n)
         for v in fwd.violations:
             _renumber(v, fw_at, len(evidence))
         # facts derived from evidence alone are evidence too; those resting on a claim are not
@@ -138,22 +139,31 @@ class Verifier:
 
     def _evidence_relations(self, focus: set[str]) -> set[str]:
         """Relations whose evidence facts can change a claim's verdict through forward rules: those a
-        relevant rule joins with other facts or tests with `not`, and those feeding derivations of
-        relations the claims or the goal rules need. A single-condition constraint never needs the
-        evidence: it fires on the claim's own fact (this keeps RETE small; see bench/rules.py)."""
+        relevant rule joins with other facts or tests with `not`, and (to a fixed point) those feeding
+        rules that derive a relation already kept or needed by the claims or the goal rules — so a
+        one-condition derivation feeds a `not` or a join (B3). A single-condition constraint never needs
+        the evidence: it fires on the claim's own fact (this keeps RETE small; see bench/rules.py)."""
+        key = frozenset(focus)
+        if key in self._keep_cache:
+            return self._keep_cache[key]
         needed = set(focus)
         for g in self.rb.backward_rules:
             needed |= {g.head.relation} | {c.relation if isinstance(c, m.Atom) else c.atom.relation
                                            for c in g.premises if isinstance(c, (m.Atom, m.Not))}
-        key = frozenset(focus)
-        if key in self._keep_cache:
-            return self._keep_cache[key]
         keep: set[str] = set()
-        for rid in self.forward.relevant_rules(focus):
+        relevant = self.forward.relevant_rules(focus)
+        for rid in relevant:
             rule = self.forward.rules[rid]
             n_pos = sum(isinstance(c, m.Atom) for c in rule.conditions)
-            if n_pos >= 2 or any(isinstance(c, m.Not) for c in rule.conditions) or self.forward.produces[rid] & needed:
+            if n_pos >= 2 or any(isinstance(c, m.Not) for c in rule.conditions):
                 keep |= self.forward.uses[rid]
+        changed = True
+        while changed:
+            changed = False
+            for rid in relevant:
+                if self.forward.produces[rid] & (needed | keep) and not self.forward.uses[rid] <= keep:
+                    keep |= self.forward.uses[rid]
+                    changed = True
         if len(self._keep_cache) < 4096:
             self._keep_cache[key] = keep
         return keep

@@ -176,9 +176,10 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
                   description="Neuro-symbolic RAG: answers verified against documents and rules.")
     app.state.svc = state
     install_error_handlers(app, settings.retry_after_s)
-    from api import routes_admin, routes_ask, routes_openai
+    from api import routes_admin, routes_ask, routes_openai, routes_verify
 
     app.include_router(routes_ask.router)
+    app.include_router(routes_verify.router)
     app.include_router(routes_openai.router)
     app.include_router(routes_admin.router)
     app.add_middleware(_CrashGuard)

@@ -1,11 +1,12 @@
 """The HTTP API contract: pydantic request/response models with their field limits (DESIGN §3)."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K
+from pipeline.verify import MAX_ANSWER_CHARS, MAX_PASSAGE_CHARS, MAX_PASSAGES
 
 MAX_QUESTION_CHARS = 4000
 
@@ -89,6 +90,55 @@ class AskResponse(BaseModel):
                           "when the question parsed into a goal the rules could prove")
     quarantined: list[dict[str, Any]] = Field(
         [], description="retrieved passages set apart because they address the model; never shown to it")
+
+
+# -- /verify ---------------------------------------------------------------------------------------
+class VerifyRequest(_Strict):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS, description="the answer to check, written "
+                        "elsewhere (another model, a person); its [n] markers cite passages[n-1]")
+    passages: list[Annotated[str, Field(min_length=1, max_length=MAX_PASSAGE_CHARS)]] | None = Field(
+        None, min_length=1, max_length=MAX_PASSAGES,
+        description="the sources the answer was written from; default: the served knowledge base, retrieved "
+                    "for the question as /ask does (the answer's own [n] markers are then dropped)")
+    kb: str | None = Field(None, min_length=1, max_length=1024, description="a folder or document of the served "
+                           "knowledge base (relative to its root): only its documents are evidence")
+    top_k: int = Field(DEFAULT_TOP_K, ge=1, le=50, description="passages retrieved, without `passages`")
+
+    @field_validator("question", "answer")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        if "\x00" in v:
+            raise ValueError("must not contain NUL characters")
+        return v
+
+    @field_validator("passages")
+    @classmethod
+    def _passages(cls, v: list[str] | None) -> list[str] | None:
+        for i, text in enumerate(v or []):
+            if not text.strip():
+                raise ValueError(f"passages[{i}] must not be blank")
+        return v
+
+
+class VerifyResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    answer: str = Field(description="as checked: with the [n] markers the verifier added where it cited none")
+    status: Literal["verified", "flagged", "abstained"] = Field(
+        description="verified: every claim holds, no rule is violated and it answers the question; abstained: "
+                    "it says the documents do not contain the answer")
+    reason: str = ""
+    claims: list[ClaimOut] = []
+    violations: list[dict[str, Any]] = []
+    citations: list[Citation] = []
+    gaps: list[str] = Field([], description="why an answer whose claims hold still fails")
+    source: Literal["passages", "kb"]
+    proof: dict[str, Any] | None = None
+    quarantined: list[dict[str, Any]] = []
+    timings_ms: dict[str, float] = {}
+    request_id: str | None = None
 
 
 # -- admin -----------------------------------------------------------------------------------------

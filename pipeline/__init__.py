@@ -3,6 +3,7 @@ from pipeline.answerer import Answerer, AnswererConfig
 from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_RULES_DIR
 from pipeline.factory import default_answerer
 from pipeline.types import AnswerResult, AskOptions, Attempt, Citation, ClaimReport, Violation
+from pipeline.verify import VerifyResult, verify
 
 __all__ = ["Answerer", "AnswererConfig", "AnswerResult", "AskOptions", "Attempt", "Citation", "ClaimReport",
-           "DEFAULT_KB_DIR", "DEFAULT_RULES_DIR", "Violation", "default_answerer"]
+           "DEFAULT_KB_DIR", "DEFAULT_RULES_DIR", "Violation", "VerifyResult", "default_answerer", "verify"]

@@ -275,6 +275,13 @@ class Answerer:
         claims, _mentions = self._read(answer, [], context, focus, rulebase)
         return claims
 
+    def verify(self, question: str, answer: str, passages: list[str] | None = None, *, top_k: int = 5,
+               scope: str | None = None) -> Any:
+        """Check an answer written elsewhere against ``passages`` or this answerer's KB (under ``scope``)
+        and rules, as each draft is checked: pipeline.verify.verify_with."""
+        from pipeline.verify import verify_with
+        return verify_with(self, question, answer, passages, top_k=top_k, scope=scope)
+
     # -- helpers ----------------------------------------------------------------------------------
     def _read(self, answer: str, passages: list[Any], context: list[dict], focus: Any,
               rulebase: Any) -> tuple[list[Any], list[Any]]:

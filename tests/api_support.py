@@ -178,6 +178,11 @@ class FakeAnswerer:
         out = self.generator.chat([{"role": "user", "content": question}], self._sampling(options))
         return self._result(question, out.text, options)
 
+    def verify(self, question: str, answer: str, passages: list[str] | None = None, **_: Any) -> Any:
+        from pipeline.verify import VerifyResult
+
+        return VerifyResult(question, answer, "flagged", "fake", [], [], [], source="passages" if passages else "kb")
+
     def ask_stream(self, question: str, options: Any) -> Iterator[dict]:
         text = ""
         for out in self.generator.stream([{"role": "user", "content": question}], self._sampling(options)):

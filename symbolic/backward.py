@@ -74,8 +74,13 @@ class BackwardChainer:
     def __init__(self, rules: list[m.BackwardRule], facts: list[Fact], *, max_depth: int = 20):
         self.max_depth = max_depth
         self.rules_by_head: dict[str, list[m.BackwardRule]] = {}
+        # per rule: conclusion variables no premise fact binds; they come from the goal asked (a claim)
+        self.from_claim: dict[str, set[str]] = {}
         for r in rules:
             self.rules_by_head.setdefault(r.head.relation, []).append(r)
+            bound = set().union(*(m.term_vars(c) for c in r.premises if isinstance(c, m.Atom))) \
+                if r.premises else set()
+            self.from_claim[r.id] = m.term_vars(r.head) - bound
         self.facts: dict[str, list[Fact]] = {}
         for f in facts:
             self.facts.setdefault(f.relation, []).append(f)
@@ -110,8 +115,8 @@ class BackwardChainer:
                 found.setdefault(f.args, []).append(Support(effective_cf(f), fact=f))
         for rule in self.rules_by_head.get(relation, ()):
             env = _unify_head(rule.head, pattern)
-            if env is None:
-                continue
+            if env is None or not self.from_claim[rule.id] <= env.keys():
+                continue   # a value the premises only check cannot be enumerated: it must be asked
             sub_why = [(rule.id, asked.goal), *why]
             for env2, premises, cfs in self._conj(rule.premises, env, depth + 1, (*stack, key), sub_why):
                 pcf = conjunction(cfs)

@@ -161,7 +161,9 @@ class Checker:
         return None
 
     # ---- rules -----------------------------------------------------------------------------------
-    def check_conditions(self, conds: list, var_types: dict[str, str], rule_id: str) -> tuple[list, set[str]]:
+    def check_conditions(self, conds: list, var_types: dict[str, str], rule_id: str,
+                         given: frozenset[str] = frozenset()) -> tuple[list, set[str]]:
+        """``given``: variables bound before the conditions run (a goal's conclusion, from the claim)."""
         bound: set[str] = set()
         out = []
         for c in conds:  # positive atoms first bind; order-independent like CLIPS
@@ -173,7 +175,7 @@ class Checker:
             if isinstance(c, m.Not):
                 out[i] = m.Not(self.check_atom(c.atom, dict(var_types)), c.location)
             elif isinstance(c, m.Comparison):
-                for v in sorted(m.term_vars(c) - bound):
+                for v in sorted(m.term_vars(c) - bound - given):
                     self.error(f"unbound variable ?{v} in rule {rule_id}: a comparison may only use variables "
                                f"bound by a positive condition", c.location)
                 lt, rt = self.expr_type(c.left, var_types), self.expr_type(c.right, var_types)
@@ -205,11 +207,16 @@ class Checker:
         return replace(r, conditions=conds, actions=actions)
 
     def check_backward(self, g: m.BackwardRule) -> m.BackwardRule:
+        # A conclusion variable no premise fact binds comes from the claim being proved; the premises
+        # must then test it (a comparison or `not`), or the goal would prove any value at all.
         var_types: dict[str, str] = {}
-        conds, bound = self.check_conditions(g.premises, var_types, g.id)
         head = self.check_atom(g.head, var_types)
-        for v in sorted(m.term_vars(head) - bound):
-            self.error(f"unbound variable ?{v} in the conclusion of goal {g.id}: it must appear in a premise",
+        head_vars = frozenset(m.term_vars(head))
+        conds, bound = self.check_conditions(g.premises, var_types, g.id, given=head_vars)
+        tested = set().union(*(m.term_vars(c) for c in conds if not isinstance(c, m.Atom))) if conds else set()
+        for v in sorted(head_vars - bound - tested):
+            self.error(f"unbound variable ?{v} in the conclusion of goal {g.id}: no premise binds or tests it "
+                       f"(a premise fact binds it, or a comparison checks the value a claim gives)",
                        _var_loc(head, v))
         return replace(g, head=head, premises=conds)
 

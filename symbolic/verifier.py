@@ -183,9 +183,15 @@ class Verifier:
 
     @staticmethod
     def _prove(chainer: BackwardChainer, claim: Fact, sig) -> list[Node]:
+        """Proofs of the claim's subject with its value open (they may give another value), plus proofs of
+        the claim itself by goals that check the value a claim supplies."""
         subj = _subject(claim, sig)
-        pattern = (*subj, m.Var("value")) if subj is not None else claim.args
-        return chainer.prove(claim.relation, pattern)
+        if subj is None:
+            return chainer.prove(claim.relation, claim.args)
+        nodes = chainer.prove(claim.relation, (*subj, m.Var("value")))
+        if not any(n.args == claim.args for n in nodes):
+            nodes += chainer.prove(claim.relation, claim.args)
+        return nodes
 
     def _judge(self, claim: Claim, match: list[Fact], conflict: list[Fact], proofs: list[Node]) -> ClaimVerdict:
         fact = claim.fact

@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
+from api.access import AccessMiddleware
+from api.docs import STATIC_URL, install_docs
 from api.errors import install_error_handlers
 from api.metrics import ServiceMetrics
 from api.security import RequestGuard
@@ -19,8 +20,6 @@ from api.state import ServiceState, SwappableRetriever, build_components
 from neural.async_engine import AsyncEngine, EngineClient
 
 log = logging.getLogger("verirag.api")
-_ENDPOINTS = {"/ask", "/verify", "/v1/chat/completions", "/v1/models", "/healthz", "/readyz", "/metrics", "/rules",
-              "/rules/reload", "/documents"}
 
 
 class _CrashGuard:
@@ -55,33 +54,6 @@ class _CrashGuard:
             await send({"type": "http.response.body", "body": body})
 
 
-class _MetricsMiddleware:
-    """Counts requests and observes latency per endpoint template (pure ASGI: streaming-safe)."""
-
-    def __init__(self, app: Any, metrics: ServiceMetrics) -> None:
-        self.app, self.metrics = app, metrics
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        path = scope.get("path", "")
-        endpoint = path if path in _ENDPOINTS else ("/documents/{id}" if path.startswith("/documents/")
-                                                    else "other")
-        status = {"code": 500}
-        t0 = time.perf_counter()
-
-        async def send_status(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                status["code"] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_status)
-        finally:
-            self.metrics.requests.labels(endpoint, str(status["code"])).inc()
-            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - t0)
-
-
 class _LoadingGate:
     """While `verirag serve` is still loading its components: 503 with Retry-After for everything but the
     operational endpoints, which answer (/healthz 200, /readyz 503 with the stage being loaded)."""
@@ -92,7 +64,9 @@ class _LoadingGate:
         self.app, self.state, self.retry_after = app, state, str(retry_after_s)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("path") in self.OPEN or not (self.state.loading or self.state.load_error):
+        path = scope.get("path", "")
+        if (scope["type"] != "http" or path in self.OPEN or path.startswith(STATIC_URL + "/")
+                or not (self.state.loading or self.state.load_error)):
             return await self.app(scope, receive, send)
         if self.state.load_error:
             kind, message = "unavailable", f"loading failed: {self.state.load_error}"
@@ -172,8 +146,9 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
         yield
         state.close()
 
-    app = FastAPI(title="verirag", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="verirag", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Neuro-symbolic RAG: answers verified against documents and rules.")
+    install_docs(app)  # Swagger UI and ReDoc from local files: /docs works offline
     app.state.svc = state
     install_error_handlers(app, settings.retry_after_s)
     from api import routes_admin, routes_ask, routes_openai, routes_verify
@@ -189,6 +164,6 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                            allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["content-type", "x-api-key", "authorization", "x-request-id"])
-    app.add_middleware(_MetricsMiddleware, metrics=metrics)
-    app.add_middleware(RequestGuard, max_body_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_request_bytes, body_timeout_s=settings.body_timeout_s)
+    app.add_middleware(AccessMiddleware, metrics=metrics, access_log=settings.access_log)  # outermost: sees all
     return app

@@ -12,7 +12,7 @@ from neural.async_engine import EngineDeadError, QueueFullError, RequestCancelle
 from neural.errors import EngineError
 
 log = logging.getLogger("verirag.api")
-_KINDS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+_KINDS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout",
           413: "payload_too_large", 503: "unavailable"}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from prometheus_client import (CollectorRegistry, Counter, Histogram, disable_created_metrics,
+from prometheus_client import (CollectorRegistry, Counter, Histogram, ProcessCollector, disable_created_metrics,
                                generate_latest)
 from prometheus_client.core import GaugeMetricFamily
 
@@ -57,6 +57,9 @@ class ServiceMetrics:
             "verirag_hallucination_flags", "Claims the verifier did not support (contradicted, "
             "unsupported or violating a rule)", registry=r)
         self.queue_full = Counter("verirag_queue_full", "Requests refused with 503", registry=r)
+        self.aborted = Counter("verirag_requests_aborted", "Requests whose client went away before the response "
+                               "was complete", ["endpoint"], registry=r)
+        ProcessCollector(registry=r)  # process_cpu_seconds_total, process_resident_memory_bytes, open fds...
         r.register(_EngineCollector(engine_snapshot))
 
     def observe_generation(self, endpoint: str, out: Any) -> None:

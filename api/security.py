@@ -1,6 +1,7 @@
 """Security boundaries: API keys, request body size limit, request ids, and KB-root path confinement."""
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import os
@@ -104,15 +105,24 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, message)
 
 
+class BodyTimeout(HTTPException):
+    """Raised from receive() when the body has not arrived in full by its deadline (-> 408, connection closed)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(408, message)
+
+
 def _error_body(status: int, kind: str, message: str, request_id: str | None) -> bytes:
     return json.dumps({"error": {"type": kind, "message": message, "request_id": request_id}}).encode()
 
 
 class RequestGuard:
-    """Pure ASGI middleware: assigns a request id and enforces the body size limit while streaming in."""
+    """Pure ASGI middleware: assigns a request id, enforces the body size limit while streaming in, and
+    gives the whole body ``body_timeout_s`` to arrive (a stalled or trickled body would otherwise hold its
+    connection open forever: Content-Length promises bytes that never come)."""
 
-    def __init__(self, app: Any, max_body_bytes: int) -> None:
-        self.app, self.max_body_bytes = app, max_body_bytes
+    def __init__(self, app: Any, max_body_bytes: int, body_timeout_s: float = 15.0) -> None:
+        self.app, self.max_body_bytes, self.body_timeout_s = app, max_body_bytes, body_timeout_s
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -121,37 +131,50 @@ class RequestGuard:
         given = headers.get(REQUEST_ID_HEADER.encode(), b"").decode("latin-1")
         rid = given if given and len(given) <= 64 and given.isprintable() else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
+        close = False  # a timed-out body's connection is closed with the response: its bytes may still come
 
         async def send_with_id(message: dict) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = list(message.get("headers") or []) + [
                     (REQUEST_ID_HEADER.encode(), rid.encode())
-                ]
+                ] + ([(b"connection", b"close")] if close else [])
             await send(message)
 
-        async def refuse(message: str) -> None:
-            body = _error_body(413, "payload_too_large", message, rid)
-            await send_with_id({"type": "http.response.start", "status": 413,
+        async def refuse(status: int, kind: str, message: str) -> None:
+            body = _error_body(status, kind, message, rid)
+            await send_with_id({"type": "http.response.start", "status": status,
                                 "headers": [(b"content-type", b"application/json"),
                                             (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
 
         length = headers.get(b"content-length")
         limit_msg = f"request body exceeds {self.max_body_bytes} bytes"
+        timeout_msg = f"the request body did not arrive in full within {self.body_timeout_s:g} s"
         if length is not None:
             try:
                 too_big = int(length) > self.max_body_bytes
             except ValueError:
                 too_big = False
             if too_big:
-                return await refuse(limit_msg)
+                return await refuse(413, "payload_too_large", limit_msg)
         received = 0
+        deadline: float | None = None  # from the first read: the whole body, not each chunk (trickling)
+        body_done = False
 
         async def receive_limited() -> dict:
-            nonlocal received
-            message = await receive()
+            nonlocal received, deadline, body_done, close
+            if body_done:  # after the body only a disconnect can come, whenever it comes
+                return await receive()
+            loop = asyncio.get_running_loop()
+            deadline = deadline or loop.time() + self.body_timeout_s
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                close = True
+                raise BodyTimeout(timeout_msg) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                body_done = not message.get("more_body", False)
                 if received > self.max_body_bytes:
                     raise BodyTooLarge(limit_msg)
             return message
@@ -159,4 +182,6 @@ class RequestGuard:
         try:
             await self.app(scope, receive_limited, send_with_id)
         except BodyTooLarge:
-            await refuse(limit_msg)
+            await refuse(413, "payload_too_large", limit_msg)
+        except BodyTimeout:
+            await refuse(408, "timeout", timeout_msg)

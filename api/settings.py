@@ -39,12 +39,17 @@ class Settings(BaseSettings):
     admin_api_key: SecretStr | None = None  # admin endpoints are refused until this is set
     cors_origins: list[str] = []
     max_request_bytes: int = Field(256 * 1024, ge=1024)
+    # a body that does not arrive in full within this many seconds (a stalled or trickled upload) is
+    # answered 408 and its connection closed, instead of holding a worker and a socket forever
+    body_timeout_s: float = Field(15.0, gt=0, le=30)
     # limits
     max_pending: int = Field(256, ge=1)  # unfinished engine requests before 503
     max_concurrent_asks: int = Field(64, ge=1)  # /ask worker threads
     max_tokens_limit: int = Field(2048, ge=1)
     retry_after_s: int = Field(1, ge=1)
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+    # one line per request with its request id, route, status and latency: JSON (for log pipelines) or plain
+    access_log: Literal["json", "plain", "off"] = "json"
 
     @field_validator("api_key", "admin_api_key")
     @classmethod

@@ -20,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="prompt-lookup speculative decoding, at most K proposed tokens per step (default 0: off)")
     p.add_argument("--config", metavar="FILE", default=None,
                    help="settings file (.toml/.yaml/.json); VERIRAG_* env vars and flags override it")
+    p.add_argument("--access-log", choices=["json", "plain", "off"], default=None,
+                   help="one line per request (request id, route, status, latency): json (default), plain or off")
     p.add_argument("--print-settings", action="store_true", help="print the effective settings and exit")
     p.set_defaults(func=handler)
 
@@ -30,7 +32,7 @@ def handler(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(args.config, host=args.host, port=args.port, kb_dir=args.kb,
                                  index_dir=args.index, rules_dir=args.rules, model=args.model,
-                                 speculative_tokens=args.speculative_tokens)
+                                 speculative_tokens=args.speculative_tokens, access_log=args.access_log)
     except SettingsError as exc:
         print(f"verirag serve: error: {exc}", file=sys.stderr)
         return 2
@@ -47,6 +49,12 @@ def handler(args: argparse.Namespace) -> int:
             print(f"verirag serve: error: {what} folder not found: {path}", file=sys.stderr)
             return 2
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    access = logging.getLogger("verirag.access")  # api.access writes whole lines (JSON or plain): no prefix
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s" if settings.access_log == "json"
+                                           else "%(asctime)s access: %(message)s"))
+    access.addHandler(handler)
+    access.propagate = False
     import uvicorn
 
     from api.app import create_app
@@ -60,7 +68,8 @@ def handler(args: argparse.Namespace) -> int:
             server.should_exit = True
 
     app = create_app(settings, build_missing=True, load_in_background=True, on_load_failure=stop)
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port,
+    # uvicorn's own access log would say "200 OK" for a request the client aborted: ours says what happened
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False,
                                            log_level=settings.log_level.lower()))
     server.run()
     error = app.state.svc.load_error

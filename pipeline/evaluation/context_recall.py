@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from pipeline.evaluation.dataset import SystemItem
+from pipeline.evaluation.metrics import by_field
 from pipeline.evaluation.scoring import contains_text
 from pipeline.evaluation.mentions import find_values, values_equal
 
@@ -77,8 +77,5 @@ def context_group(records: list[dict]) -> dict:
 def context_summary(records: list[dict]) -> dict:
     out: dict = {"kind": "context", "n": len(records), **context_group(records)}
     for field in ("kind", "language"):
-        groups: dict[str, list[dict]] = defaultdict(list)
-        for r in records:
-            groups[str(r.get(field))].append(r)
-        out[f"by_{field}"] = {k: context_group(v) for k, v in sorted(groups.items())}
+        out[f"by_{field}"] = by_field(records, field, context_group)
     return out

@@ -12,6 +12,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.evaluation.dataset import Dataset, DatasetError
+from pipeline.evaluation.metrics import by_field
 from symbolic.facts import Claim
 from symbolic.model import VALUE_TYPES
 from symbolic.values import NUMBER_RE, format_value, parse_value
@@ -280,8 +281,5 @@ def extraction_summary(records: list[dict]) -> dict:
     out["unscored_claims"] = sum(not c["scored"] for r in records for c in r["claims"])
     out["duplicate_claims"] = sum(c["duplicate"] and c["scored"] for r in records for c in r["claims"])
     for fld in ("language", "source"):
-        groups: dict[str, list[dict]] = defaultdict(list)
-        for r in records:
-            groups[str(r.get(fld))].append(r)
-        out[f"by_{fld}"] = {k: extraction_group(v) for k, v in sorted(groups.items())}
+        out[f"by_{fld}"] = by_field(records, fld, extraction_group)
     return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Callable
 
 # plain RAG (first attempt, status ignored) vs answers the verifier delivers (status verified; "passed"
 # also counts answers verified after regeneration)
@@ -10,6 +11,14 @@ MODES = ("plain", "verified", "passed")
 
 def _rate(num: int, den: int) -> float | None:
     return None if den == 0 else num / den
+
+
+def by_field(records: list[dict], field: str, summarise: Callable[[list[dict]], dict]) -> dict[str, dict]:
+    """``summarise`` applied to the records grouped by ``field`` (its value as text), groups in sorted order."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        groups[str(r.get(field))].append(r)
+    return {k: summarise(v) for k, v in sorted(groups.items())}
 
 
 def system_group(records: list[dict], mode: str) -> dict:
@@ -40,10 +49,7 @@ def system_summary(records: list[dict]) -> dict:
     for mode in [m for m in MODES if all(m in r for r in records)]:
         out[mode] = system_group(records, mode)
         for field in ("kind", "language"):
-            groups: dict[str, list[dict]] = defaultdict(list)
-            for r in records:
-                groups[str(r.get(field))].append(r)
-            out[mode][f"by_{field}"] = {k: system_group(v, mode) for k, v in sorted(groups.items())}
+            out[mode][f"by_{field}"] = by_field(records, field, lambda rs, m=mode: system_group(rs, m))
     out["status"] = dict(Counter(r["status"] for r in records))
     p, v = out["plain"]["hallucination_rate"], out["verified"]["hallucination_rate"]
     passed = out.get("passed", {}).get("hallucination_rate")

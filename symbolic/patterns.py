@@ -11,7 +11,9 @@ from .values import VALUE_REGEX
 PLACEHOLDER = re.compile(r"\{([^\W\d]\w*)(?::([^\W\d]\w*))?\}")
 # An escape is consumed as one token so that `\{name}` is literal text, not a placeholder.
 _TOKEN = re.compile(r"\\.|" + PLACEHOLDER.pattern, re.DOTALL)
-_GAP = r"(?:(?!\.\s)[^。！？!?\n]){0,80}?"  # "..." : a short stretch inside one sentence
+# "..." : a short stretch inside one sentence. A sentence may wrap onto the next line, but the gap never
+# crosses a blank line, a table row, a list item or a heading.
+_GAP = r"(?:(?!\.\s|\n[ \t]*(?:\n|[|#*>+-]|\d+[.)]))[^。！？!?]){0,80}?"
 
 
 def normalise_name(text: str) -> str:

@@ -1,4 +1,5 @@
-"""`verirag rules check [DIR]` (parse + lint a rule base) and `verirag rules explain GOAL --facts FILE`."""
+"""`verirag rules check [DIR]` (parse + lint a rule base), `verirag rules explain GOAL --facts FILE` and
+`verirag rules test FILE` (api/commands/rules_test.py)."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +12,8 @@ from symbolic import model as m
 from symbolic.check import Checker
 from symbolic.explain import how_json, how_text, why_json, why_text
 from symbolic.parser import parse_text
+
+from api.commands import rules_test
 
 
 def register(subparsers) -> None:
@@ -28,6 +31,7 @@ def register(subparsers) -> None:
     e.add_argument("--rules", default="rules", help="rule folder or file (default: rules/)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=explain)
+    rules_test.register(sub)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 

@@ -1,0 +1,53 @@
+"""A knowledge base folder's evidence facts under a rule base, read without building a search index."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
+from retrieval.chunking import ChunkingConfig
+from retrieval.documents import load_document, scan_kb
+from retrieval.errors import DocumentError
+from retrieval.ingest import new_chunks
+from retrieval.records import IngestReport, Passage
+from retrieval.supersession import link_supersedes
+
+# Rule tests and `rules explain` read a KB the way `verirag ask` does (the same loader, superseded
+# banners and front matter, quarantine, authority, chunks), only without the embedder: every chunk is
+# read by the patterns, so no ranking is needed.
+
+
+def kb_passages(kb_dir: str | Path) -> list[Passage]:
+    """Every chunk of the KB as a passage (score 0), superseded documents and quarantine marked."""
+    root = Path(kb_dir)
+    names, _refused = scan_kb(root)
+    docs = []
+    for rel in names:
+        try:
+            docs.append(load_document(root, rel))
+        except DocumentError:
+            continue    # unreadable files are skipped, as ingest does
+    link_supersedes(docs, IngestReport(index_dir="", version=""))
+    cfg = ChunkingConfig()
+    out: list[Passage] = []
+    for d in docs:
+        m = d.meta
+        for c in new_chunks(d, cfg):
+            out.append(Passage(doc_id=c.doc_id, chunk_id=c.chunk_id, text=c.text, start=c.start, end=c.end,
+                               start_line=c.start_line, end_line=c.end_line, heading_path=list(c.heading_path),
+                               title=m.title, language=m.language, tags=list(m.tags),
+                               effective_date=m.effective_date, supersedes=m.supersedes,
+                               superseded=m.superseded_by is not None, superseded_by=m.superseded_by, score=0.0,
+                               context_prefix=c.context_prefix, authority=m.authority, quarantine=c.quarantine))
+    return out
+
+
+_CACHE: dict[tuple[str, int], KBFacts] = {}
+
+
+def kb_facts(kb_dir: str | Path, rulebase: Any) -> KBFacts:
+    """The KB's evidence facts (authoritative, unquarantined chunks), once per (folder, rule base)."""
+    key = (str(Path(kb_dir).resolve()), id(rulebase))
+    if key not in _CACHE:
+        _CACHE[key] = KBFactCache._read(evidence_passages(kb_passages(kb_dir)), rulebase)
+    return _CACHE[key]

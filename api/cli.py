@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 # Each module under api/commands/ exposes ``register(subparsers)`` adding its subcommand(s) with
@@ -73,9 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     show_load_stages(not getattr(args, "quiet", False))
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so a closed pipe is caught below and not at interpreter exit
+        return status
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`verirag search ... | head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe
 
 
 if __name__ == "__main__":

@@ -1,11 +1,19 @@
-"""Where the embedded default domain lives: the repo's kb/ and rules/ (the one place these paths are set)."""
+"""Where the embedded default domain lives: the repo's kb/ and rules/, or in an installed wheel the copies its
+build put in pipeline/domain/ (setup.py); the one place these paths are set."""
 from __future__ import annotations
 
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_KB_DIR = REPO_ROOT / "kb"
-DEFAULT_RULES_DIR = REPO_ROOT / "rules"
+
+
+def _domain(name: str) -> Path:
+    packaged = Path(__file__).resolve().parent / "domain" / name
+    return packaged if packaged.is_dir() else REPO_ROOT / name
+
+
+DEFAULT_KB_DIR = _domain("kb")
+DEFAULT_RULES_DIR = _domain("rules")
 # Tokens per answer attempt: answers are one or two sentences (~20-40 tokens); a larger cap only
 # lets a 135M model run on (bench/answer_quality.py, bench/RESULTS.md "Pipeline").
 DEFAULT_MAX_TOKENS = 64

@@ -9,8 +9,16 @@ from api.commands.models import MODEL_HELP
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SPECULATIVE_TOKENS, DEFAULT_TOP_K
 
 
+# Exit statuses, for scripts: 0 answered (or a status --fail-on does not name), 1 a component failed (model,
+# index, rules), 2 bad input or usage, 3 flagged and --fail-on flagged, 4 abstained and --fail-on abstained.
+FAIL_STATUS = {"flagged": 3, "abstained": 4}
+EPILOG = ("exit status: 0 answered; 1 a component failed (model, index, rules); 2 bad input; "
+          "3 the answer is flagged and --fail-on flagged; 4 it is abstained and --fail-on abstained")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("ask", help="answer a question from the knowledge base, verified by the rules")
+    p = subparsers.add_parser("ask", help="answer a question from the knowledge base, verified by the rules",
+                              epilog=EPILOG)
     p.add_argument("question", help="the question (English or Chinese, 1..4000 characters)")
     p.add_argument("--kb", metavar="DIR", default=None, help="knowledge base folder (default: the embedded kb/)")
     p.add_argument("--rules", metavar="DIR", default=None, help="rule folder (default: the embedded rules/)")
@@ -28,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="prompt-lookup speculative decoding, at most K proposed tokens per step; same greedy "
                         f"output, faster (default {DEFAULT_SPECULATIVE_TOKENS}; 0: off)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    p.add_argument("--fail-on", action="append", choices=sorted(FAIL_STATUS), default=[], metavar="STATUS",
+                   help="exit non-zero when the answer has this status: flagged (3) or abstained (4); repeatable")
     p.set_defaults(func=handler)
 
 
@@ -54,9 +64,9 @@ def handler(args: argparse.Namespace) -> int:
         raise
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=1, default=str))
-        return 0
-    print(render(result))
-    return 0
+    else:
+        print(render(result))
+    return FAIL_STATUS[result.status] if result.status in args.fail_on else 0
 
 
 def render(result) -> str:

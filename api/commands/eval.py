@@ -7,20 +7,37 @@ import sys
 from pathlib import Path
 
 from api.commands.models import MODEL_HELP
-from pipeline.defaults import DEFAULT_MAX_TOKENS
+from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_MAX_TOKENS, DEFAULT_RULES_DIR
 
-DEFAULT_KB = "kb"
-DEFAULT_RULES = "rules"
+
+def _compare_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="verirag eval compare", description="Compare two evaluation runs metric by "
+                                "metric (B - A), e.g. a rule or prompt change against the run before it.")
+    p.add_argument("run_a", metavar="RUN_A", help="a run folder (from verirag eval --out) or its summary.json")
+    p.add_argument("run_b", metavar="RUN_B", help="the run to compare against RUN_A")
+    return p
+
+
+class _Help(argparse._HelpAction):
+    """`verirag eval compare --help` describes compare, not eval (compare is eval's first positional)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: object) -> None:
+        if getattr(namespace, "dataset", None) == "compare":
+            _compare_parser().print_help()
+            parser.exit()
+        super().__call__(parser, namespace, *args)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "eval", help="offline evaluation: hallucination rate of the pipeline, or the verifier as a detector",
-        description="verirag eval DATASET.jsonl [options]  |  verirag eval compare A B")
+        description="verirag eval DATASET.jsonl [options]  |  verirag eval compare RUN_A RUN_B "
+                    "(verirag eval compare --help)", add_help=False)
+    p.add_argument("-h", "--help", action=_Help, help="show this help message and exit")
     p.add_argument("dataset", help="a JSON Lines dataset, or the word 'compare'")
     p.add_argument("more", nargs="*", help=argparse.SUPPRESS)
-    p.add_argument("--kb", default=DEFAULT_KB, help="knowledge-base folder (system runs; default: kb)")
-    p.add_argument("--rules", default=DEFAULT_RULES, help="rule folder (system runs; default: rules)")
+    p.add_argument("--kb", default=str(DEFAULT_KB_DIR), help="knowledge-base folder (default: the embedded kb/)")
+    p.add_argument("--rules", default=str(DEFAULT_RULES_DIR), help="rule folder (default: the embedded rules/)")
     p.add_argument("--index", default=None, help="index folder (default: next to the KB)")
     p.add_argument("--model", default=None, help=MODEL_HELP)
     p.add_argument("--out", default=None, help="output folder (default: runs/<dataset name>-<mode>)")
@@ -40,8 +57,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _compare(paths: list[str]) -> int:
     from pipeline.evaluation.compare import compare, format_table, load_summary
 
-    if len(paths) != 2:
-        print("error: usage: verirag eval compare RUN_A RUN_B (run folders or summary.json files)", file=sys.stderr)
+    if len(paths) != 2 or any(p.startswith("-") for p in paths):
+        parser = _compare_parser()
+        print(f"{parser.format_usage().rstrip()}\n{parser.prog}: error: give two runs (run folders or "
+              "summary.json files)", file=sys.stderr)
         return 2
     a, b = load_summary(paths[0]), load_summary(paths[1])
     print(format_table(compare(a, b), Path(paths[0]).name or paths[0], Path(paths[1]).name or paths[1]))
@@ -67,7 +86,7 @@ def handler(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pipeline.evaluation.dataset import load_dataset
     from pipeline.evaluation.detector import DetectorConfig
-    from pipeline.evaluation.runner import RunError, RunSpec, run_eval
+    from pipeline.evaluation.runner import RunSpec, run_eval
 
     if args.mode == "extraction":
         return _run_extraction(args)
@@ -87,9 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         from pipeline.evaluation.processors import SystemProcessor, read_support
         from pipeline.evaluation.system import build_system
 
-        for name, path in (("--kb", args.kb), ("--rules", args.rules)):
-            if not Path(path).is_dir():
-                raise RunError(f"{name} {path}: no such folder")
+        _load_rules(args)
         support = read_support(args.kb, ds.items)
         setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
                              max_tokens=args.max_tokens, generate=not context)
@@ -112,15 +129,8 @@ def _run_extraction(args: argparse.Namespace) -> int:
                                                      unscored_relations)
     from pipeline.evaluation.runner import RunError, RunSpec, run_eval
     from pipeline.evaluation.system import build_system
-    from symbolic import RuleError, load_rulebase
 
-    for name, path in (("--kb", args.kb), ("--rules", args.rules)):
-        if not Path(path).is_dir():
-            raise RunError(f"{name} {path}: no such folder")
-    try:
-        rb = load_rulebase(args.rules)
-    except RuleError as exc:
-        raise RunError(f"--rules {args.rules}: the rules do not load:\n{exc.render()}") from None
+    rb = _load_rules(args)
     ds = load_extraction_set(args.dataset, rb)   # the labels are checked against these rules first
     out = Path(args.out or f"runs/{Path(args.dataset).parent.name}-{Path(args.dataset).stem}-extraction")
     setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
@@ -133,6 +143,21 @@ def _run_extraction(args: argparse.Namespace) -> int:
     print(json.dumps(_brief(summary), indent=2, ensure_ascii=False))
     print(f"wrote {out}/results.jsonl, summary.json, report.html")
     return 0
+
+
+def _load_rules(args: argparse.Namespace) -> object:
+    """Check --kb and --rules before a model loads for seconds: a missing folder, or rules that do not load
+    (an empty folder, a syntax error), is a one-line error naming the flag, not a traceback."""
+    from pipeline.evaluation.runner import RunError
+    from symbolic import RuleError, load_rulebase
+
+    for name, path in (("--kb", args.kb), ("--rules", args.rules)):
+        if not Path(path).is_dir():
+            raise RunError(f"{name} {path}: no such folder")
+    try:
+        return load_rulebase(args.rules)
+    except RuleError as exc:
+        raise RunError(f"--rules {args.rules}: the rules do not load: {exc.render()}") from None
 
 
 def _brief(s: dict) -> dict:

@@ -10,7 +10,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("search", help="search an ingested knowledge base (FAISS + BM25 hybrid)")
     p.add_argument("query", help="the search text (English or Chinese)")
     p.add_argument("--index", metavar="DIR", default=None,
-                   help="index folder (default: --kb's default index, else ./.verirag/index)")
+                   help="index folder (default: --kb's default index, else the embedded kb/'s)")
     p.add_argument("--kb", metavar="KB_DIR", default=None, help="knowledge base whose default index to use")
     p.add_argument("--top-k", type=int, default=5, help="number of passages (default 5)")
     p.add_argument("--tag", action="append", default=None, help="only documents with this tag (repeatable)")
@@ -26,9 +26,14 @@ def handler(args: argparse.Namespace) -> int:
 
     from retrieval import RetrievalError, Retriever, default_index_dir
 
-    index = args.index or (default_index_dir(args.kb) if args.kb else ".verirag/index")
     try:
-        retriever = Retriever.open(index)
+        if args.index or args.kb:
+            retriever = Retriever.open(args.index or default_index_dir(args.kb))
+        else:  # the embedded KB, from any folder (ingested on first use)
+            from pipeline.defaults import DEFAULT_KB_DIR
+            from pipeline.factory import open_retriever
+
+            retriever = open_retriever(DEFAULT_KB_DIR)
         passages = retriever.search(args.query, args.top_k, tags=args.tag, language=args.language,
                                     exclude_superseded=args.exclude_superseded, mode=args.mode)
     except RetrievalError as exc:

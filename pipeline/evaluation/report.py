@@ -80,15 +80,42 @@ def _table(rows: list[list], header: list[str]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def headline(h: dict) -> str:
+    """The headline in words: a factor only where both rates exist and the verified one is not zero."""
+    p, v = h.get("plain_hallucination_rate"), h.get("verified_hallucination_rate")
+    rates = (f"Hallucination rate among delivered answers: plain RAG <b>{_fmt(p)}</b> → with verifier "
+             f"(status verified) <b>{_fmt(v)}</b>")
+    if p is None or v is None:
+        change = "no delivered answers to compare"
+    elif v == 0:
+        change = "none among the verified answers" if p > 0 else "none with or without the verifier"
+    elif v < p:
+        change = f"{p / v:.1f}× fewer"
+    else:
+        change = f"no reduction ({v / p:.1f}× as many)" if p > 0 else "the verifier passed hallucinations plain RAG had none of"
+    met = {True: "met", False: "not met", None: "not measurable"}[h.get("target_met")]
+    return (f"<p>{rates}: {change}; verified coverage {_fmt(h.get('verified_coverage'))}. "
+            f"Target (≥ 2× reduction): <b>{met}</b>.</p>")
+
+
+def _question_rows(records: list[dict]) -> str:
+    """One row per question: what plain RAG and the verified pipeline delivered, and whether it hallucinated."""
+    def cell(r: dict, mode: str) -> str:
+        m = r.get(mode) or {}
+        if m.get("abstained"):
+            return "abstained" + (" (right)" if m.get("correct_abstention") else "")
+        return "hallucinated" if m.get("hallucinated") else ("correct" if m.get("correct") else "delivered")
+
+    rows = [[r["id"], r.get("kind"), r.get("language"), r.get("question", "")[:120], r.get("status"),
+             (r.get("answer") or "")[:160], cell(r, "plain"), cell(r, "verified"),
+             round((r.get("latency_ms") or 0) / 1000, 1)] for r in records]
+    return _table(rows, ["id", "kind", "lang", "question", "status", "answer", "plain RAG", "verified", "s"])
+
+
 def _system_html(s: dict, records: list[dict]) -> str:
-    h = s["headline"]
     keys = ["n", "delivered", "coverage", "hallucination_rate", "hallucinations_per_question", "accuracy",
             "abstention_rate", "correct_abstention"]
-    parts = [f"<h2>Headline</h2><p>Hallucination rate among delivered answers: plain RAG "
-             f"<b>{_fmt(h['plain_hallucination_rate'])}</b> → with verifier (status verified) "
-             f"<b>{_fmt(h['verified_hallucination_rate'])}</b>; reduction ×{_fmt(h['reduction_factor'])}; "
-             f"verified coverage {_fmt(h['verified_coverage'])}. Target (≥ 2× reduction) met: "
-             f"<b>{_fmt(h['target_met'])}</b>.</p>",
+    parts = ["<h2>Headline</h2>", headline(s["headline"]),
              _table([[m] + [s[m][k] for k in keys] for m in MODES if m in s], ["mode"] + keys)]
     for field in ("kind", "language"):
         modes = [m for m in MODES if m in s]
@@ -105,6 +132,7 @@ def _system_html(s: dict, records: list[dict]) -> str:
     parts.append("<h2>Hallucinations that passed the verifier</h2>" + _table(
         [[r["id"], r["answer"][:160], "; ".join(x["detail"] for x in r["verified"]["reasons"])] for r in bad],
         ["id", "answer", "why"]))
+    parts.append("<h2>Per question</h2>" + _question_rows(records))
     return "".join(parts)
 
 

@@ -43,10 +43,11 @@ def open_rules(rules_dir: str | Path) -> Any:
 def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | None = None,
                      model: str | None = None, index_dir: str | Path | None = None, *,
                      engine: Any = None, config: AnswererConfig | None = None,
-                     speculative_tokens: int = DEFAULT_SPECULATIVE_TOKENS) -> Answerer:
+                     speculative_tokens: int = DEFAULT_SPECULATIVE_TOKENS, quantization: str | None = "auto") -> Answerer:
     """The embedded default (repo kb/ + rules/ + the default model) unless paths are given.
     Pass ``engine`` to share an already-loaded engine (the server does); otherwise the engine built here
-    speculates with prompt lookup, at most ``speculative_tokens`` per step (0: off)."""
+    speculates with prompt lookup, at most ``speculative_tokens`` per step (0: off), its weights quantized as
+    ``quantization`` says (neural EngineConfig: auto = the model's registry default)."""
     if (isinstance(speculative_tokens, bool) or not isinstance(speculative_tokens, int)
             or not 0 <= speculative_tokens <= MAX_SPECULATIVE_TOKENS):
         raise ValueError(f"speculative_tokens must be an integer in 0..{MAX_SPECULATIVE_TOKENS} (0 = off); "
@@ -57,5 +58,5 @@ def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | N
         from neural import Engine, EngineConfig
         from neural.spec_decode.config import SpeculativeConfig
         speculative = SpeculativeConfig(num_speculative_tokens=speculative_tokens) if speculative_tokens else None
-        engine = Engine(EngineConfig(model=model, speculative=speculative))
+        engine = Engine(EngineConfig(model=model, speculative=speculative, quantization=quantization))
     return Answerer(engine, retriever, holder, config)

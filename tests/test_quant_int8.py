@@ -226,3 +226,21 @@ def test_real_model_int8_quality_against_fp32(model, max_ppl_rise, min_top1) -> 
     ppl32, ppl8 = perplexity(fp32, ids), perplexity(int8, ids)
     assert ppl8 <= ppl32 * (1 + max_ppl_rise), (ppl32, ppl8)
     assert top1_agreement(int8, fp32, ids) >= min_top1
+
+
+def test_ask_and_eval_pass_quantization_to_the_engine(monkeypatch) -> None:
+    import neural
+    import pipeline.factory as factory
+    from api.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["ask", "q", "--quantization", "none"]).quantization == "none"
+    assert parser.parse_args(["eval", "d.jsonl", "--quantization", "int8"]).quantization == "int8"
+    assert parser.parse_args(["ask", "q"]).quantization == "auto"
+    seen = []
+    monkeypatch.setattr(factory, "open_rules", lambda path: object())
+    monkeypatch.setattr(factory, "open_retriever", lambda kb, index: object())
+    monkeypatch.setattr(neural, "Engine", lambda config: seen.append(config) or object())
+    monkeypatch.setattr(factory, "Answerer", lambda *a, **k: "answerer", raising=False)
+    factory.default_answerer("kb", "rules", "m", quantization="none")
+    assert seen[0].quantization == "none"

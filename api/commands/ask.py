@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from api.commands.generate import QUANTIZATION_CHOICES, QUANTIZATION_HELP
 from api.commands.models import MODEL_HELP
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SPECULATIVE_TOKENS, DEFAULT_TOP_K
 
@@ -23,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kb", metavar="DIR", default=None, help="knowledge base folder (default: the embedded kb/)")
     p.add_argument("--rules", metavar="DIR", default=None, help="rule folder (default: the embedded rules/)")
     p.add_argument("--model", metavar="NAME|PATH", default=None, help=MODEL_HELP)
+    p.add_argument("--quantization", choices=QUANTIZATION_CHOICES, default="auto", help=QUANTIZATION_HELP)
     p.add_argument("--index", metavar="DIR", default=None, help="index folder (default: next to the KB)")
     p.add_argument("--policy", choices=["flag", "abstain", "regenerate"], default="regenerate",
                    help="what to do with an answer that fails verification (default: regenerate, then flag)")
@@ -52,7 +54,7 @@ def handler(args: argparse.Namespace) -> int:
         validate_question(args.question)
         options.validate()
         answerer = default_answerer(args.kb, args.rules, args.model, args.index,
-                                    speculative_tokens=args.speculative_tokens)
+                                    speculative_tokens=args.speculative_tokens, quantization=args.quantization)
         result = answerer.ask(args.question, options)
     except (ValueError, FileNotFoundError) as exc:
         print(f"verirag ask: error: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from api.commands.generate import QUANTIZATION_CHOICES, QUANTIZATION_HELP
 from api.commands.models import MODEL_HELP
 from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_MAX_TOKENS, DEFAULT_RULES_DIR
 
@@ -40,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rules", default=str(DEFAULT_RULES_DIR), help="rule folder (default: the embedded rules/)")
     p.add_argument("--index", default=None, help="index folder (default: next to the KB)")
     p.add_argument("--model", default=None, help=MODEL_HELP)
+    p.add_argument("--quantization", choices=QUANTIZATION_CHOICES, default="auto", help=QUANTIZATION_HELP)
     p.add_argument("--out", default=None, help="output folder (default: runs/<dataset name>-<mode>)")
     p.add_argument("--limit", type=int, default=None, help="evaluate N items only")
     p.add_argument("--seed", type=int, default=None, help="with --limit: a seeded random subset; also the sampling seed")
@@ -109,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
         _load_rules(args)
         support = read_support(args.kb, ds.items)
         setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
-                             max_tokens=args.max_tokens, generate=not context)
+                             max_tokens=args.max_tokens, generate=not context, quantization=args.quantization)
         config = setup.describe
         if context:
             from pipeline.evaluation.context_recall import ContextProcessor
@@ -134,7 +136,7 @@ def _run_extraction(args: argparse.Namespace) -> int:
     ds = load_extraction_set(args.dataset, rb)   # the labels are checked against these rules first
     out = Path(args.out or f"runs/{Path(args.dataset).parent.name}-{Path(args.dataset).stem}-extraction")
     setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
-                         max_tokens=args.max_tokens)
+                         max_tokens=args.max_tokens, quantization=args.quantization)
     if setup.read_claims is None:
         raise RunError("this pipeline's Answerer has no read_claims(question, answer): nothing to measure")
     process = ExtractionProcessor(claims_reader(setup.read_claims), rb, frozenset(unscored_relations(rb)))

@@ -42,7 +42,7 @@ class TokenizerOnlyModel:
 
 def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *, index_dir: str | Path | None,
                  seed: int | None, max_tokens: int = 256, max_attempts: int = 3, top_k: int = DEFAULT_TOP_K,
-                 generate: bool = True) -> SystemSetup:
+                 generate: bool = True, quantization: str | None = "auto") -> SystemSetup:
     """One Answerer with the regenerate policy; every question is asked once and both the first
     attempt (plain RAG) and the final answer are scored from that one result. ``generate=False`` loads
     only the tokenizer (context-recall runs)."""
@@ -50,7 +50,7 @@ def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *
     from symbolic import Provenance
 
     engine = None if generate else TokenizerOnlyModel(model)
-    answerer = default_answerer(kb_dir, rules_dir, model, index_dir, engine=engine)
+    answerer = default_answerer(kb_dir, rules_dir, model, index_dir, engine=engine, quantization=quantization)
     options = AskOptions(top_k=top_k, policy="regenerate", max_attempts=max_attempts, max_tokens=max_tokens,
                          temperature=0.0, seed=seed)
 

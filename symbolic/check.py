@@ -37,6 +37,11 @@ class Checker:
     def check_signature(self, sig: m.RelationSig) -> None:
         for p in sig.params:
             if p.type not in m.VALUE_TYPES and p.type not in self.types:
+                near = difflib.get_close_matches(p.type, [*m.VALUE_TYPES, *m.TYPE_ALIASES, *self.types], n=1)
+                if near:
+                    self.error(f"unknown type '{p.type}' in relation {sig.name} (did you mean '{near[0]}'?)",
+                               p.location)
+                    continue
                 self.error(f"unknown type '{p.type}' in relation {sig.name} (declare it with "
                            f"`type {p.type}` or `entity {p.type} \"…\"`, or use one of "
                            f"{', '.join(sorted(m.VALUE_TYPES))})", p.location)

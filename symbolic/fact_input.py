@@ -22,7 +22,7 @@ class Item:
 
 
 def _near(word: str, known: list[str]) -> str:
-    hit = difflib.get_close_matches(word, known, n=1)
+    hit = difflib.get_close_matches(word.lower(), known, n=1, cutoff=0.5)
     return f" (did you mean '{hit[0]}'?)" if hit else ""
 
 

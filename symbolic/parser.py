@@ -1,6 +1,8 @@
 """Parse one rule file's text into typed statements (symbolic.model) with precise error locations."""
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -10,7 +12,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import model as m
 from .errors import Location, RuleError, source_line
-from .values import CURRENCIES, UNITS, Date, Duration, Money, Percentage, Quantity, canonical_currency, \
+from .lint import blank_comments, hint_for, lint_text
+from .values import CURRENCIES, UNIT_ALIASES, UNITS, Date, Duration, Money, Percentage, Quantity, canonical_currency, \
     canonical_unit, parse_value
 
 _FRIENDLY = {"NAME": "a name", "STRING": 'a quoted "text"', "RSTRING": 'a re"regex"', "VAR": "a ?variable",
@@ -106,7 +109,10 @@ class _Build(Transformer):
             return m.Const(cls(float(num), u), self.loc(num))
         if canonical_currency(str(unit)) in CURRENCIES:
             return m.Const(Money(float(num), str(unit)), self.loc(num))
-        self.err(f"unknown unit '{unit}' (units: day, week, month, year, hour, minute, workday, kg, m, …; "
+        known = [*UNITS, *UNIT_ALIASES, *CURRENCIES]
+        near = difflib.get_close_matches(str(unit).lower(), [k.lower() for k in known], n=1, cutoff=0.7)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        self.err(f"unknown unit '{unit}' ({hint}units: day, week, month, year, hour, minute, workday, kg, m, …; "
                  f"currencies: {', '.join(sorted(CURRENCIES))})", unit)
         return m.Const(float(num), self.loc(num))
 
@@ -221,7 +227,9 @@ def _describe_expected(expected: set[str]) -> str:
     return ", ".join(names)
 
 
-def _syntax_error(exc: UnexpectedInput, path: str, text: str) -> RuleError:
+def _syntax_error(exc: UnexpectedInput, path: str, text: str, end: int | None = None) -> RuleError:
+    """``end``: where the statement being parsed ends (an end-of-input error is then reported at its last
+    token, not at the end of the file)."""
     line, col = getattr(exc, "line", 1), getattr(exc, "column", 1)
     if isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
@@ -229,9 +237,15 @@ def _syntax_error(exc: UnexpectedInput, path: str, text: str) -> RuleError:
         if ch == '"':
             msg = "unterminated string: a quoted text must end with \" on the same line"
     elif isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
-        lines = text.splitlines() or [""]
-        line, col = len(lines), len(lines[-1]) + 1
-        msg = f"unexpected end of file; expected {_describe_expected(exc.expected)}"
+        code = blank_comments(text[:end] if end is not None else text).rstrip()   # up to the last token
+        line = code.count("\n") + 1
+        col = len(code) - (code.rfind("\n") + 1) + 1
+        if end is None or not text[end:].strip():
+            msg = f"unexpected end of file; expected {_describe_expected(exc.expected)}"
+        else:
+            msg = f"the statement ends after this; expected {_describe_expected(exc.expected)}"
+            if "THEN" in exc.expected:
+                msg += " (is 'then …' missing?)"
     else:
         tok = exc.token
         shown = f"'{tok}'" if tok.type not in ("STRING", "RSTRING") else "a quoted text"
@@ -244,15 +258,48 @@ def _syntax_error(exc: UnexpectedInput, path: str, text: str) -> RuleError:
         msg = f"unexpected {shown}; expected {wanted}"
         if tok.type in ("RULE", "GOAL", "FACT", "PATTERN", "ENTITY", "RELATION") and "THEN" in exc.expected:
             msg += " (is 'then …' missing from the rule above?)"
+        else:
+            msg += hint_for(str(tok), tok.type, "RULE" in exc.expected)
     return RuleError(msg, Location(path, line, col), source_line(text, line))
 
 
+_STATEMENT_START = re.compile(r"^[ \t\u3000]*(?:include|type|entity|relation|pattern|fact|rule|goal)\b", re.M)
+
+
+def _statements(text: str) -> list[tuple[int, int]]:
+    """Spans of the statements: each starts on a line that begins with a statement keyword (a statement
+    may span lines, but none starts in the middle of a line in practice). Text before the first is a span."""
+    starts = [m.start() for m in _STATEMENT_START.finditer(text)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    return list(zip(starts, starts[1:] + [len(text)]))
+
+
 def parse_text(text: str, path: str = "<string>") -> tuple[ParsedFile, list[RuleError]]:
-    """Parse one file; returns what was built and the errors (a syntax error stops at the first)."""
+    """Parse one file; returns what was built and every error. After a syntax error the parser recovers
+    at the next statement (a line starting with a keyword), so each broken statement is reported once."""
+    errors = lint_text(text, path)
     try:
         tree = _lark().parse(text)
-    except UnexpectedInput as exc:
-        return ParsedFile(path, text), [_syntax_error(exc, path, text)]
+    except UnexpectedInput:
+        tree = None
     build = _Build(path, text)
-    build.transform(tree)
-    return build.out, build.errors
+    if tree is not None:
+        build.transform(tree)
+        return build.out, sorted(errors + build.errors, key=_order)
+    for a, b in _statements(text):
+        # blank out everything but this statement, keeping every offset (so lines and columns stay true)
+        piece = re.sub(r"[^\n]", " ", text[:a]) + text[a:b]
+        if not piece.strip():
+            continue
+        try:
+            build.transform(_lark().parse(piece))
+        except UnexpectedInput as exc:
+            err = _syntax_error(exc, path, text, b)
+            if not any(e.location == err.location for e in errors):
+                errors.append(err)
+    return build.out, sorted(errors + build.errors, key=_order)
+
+
+def _order(e: RuleError) -> tuple:
+    return (e.line or 0, e.column or 0)

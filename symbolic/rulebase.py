@@ -10,6 +10,7 @@ from .check import Checker, find_cycles
 from .errors import Location, RuleError, RuleErrors, source_line
 from .facts import Fact, Provenance
 from .parser import ParsedFile, parse_text
+from .lint import regex_habits
 from .strata import strata
 from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
 from .values import Quantity, parse_value
@@ -228,6 +229,10 @@ def load_rulebase(target: str | Path | list) -> RuleBase:
 
 
 def _check_pattern(p: m.Pattern, ck: Checker, rb: RuleBase, aliases_by_type) -> CompiledPattern | None:
+    if not p.regex:
+        for offset, msg in regex_habits(p.text):
+            loc = p.text_location
+            ck.warn(f"pattern {p.id}: {msg}", Location(loc.path, loc.line, loc.column + 1 + offset))
     try:
         cp = compile_pattern(p, aliases_by_type, set(m.VALUE_TYPES))
     except PatternError as exc:

@@ -50,7 +50,7 @@ def test_explain_bad_input(tmp_path, capsys):
     facts = tmp_path / "f.json"
     facts.write_text('[{"relation": "nope", "args": []}]')
     assert main(["rules", "explain", "grandparent(bob, ?z)", "--rules", str(FIX / "family"), "--facts", str(facts)]) == 2
-    assert "fact #1 is not valid" in capsys.readouterr().err
+    assert f"{facts}:1:1: unknown relation 'nope'" in capsys.readouterr().err   # file:line (issue 19)
     facts.write_text("[]")
     assert main(["rules", "explain", "grandparnt(bob", "--rules", str(FIX / "family"), "--facts", str(facts)]) == 2
     assert "cannot read the goal" in capsys.readouterr().err

@@ -7,10 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from symbolic import BackwardChainer, Fact, Provenance, RuleError, RuleErrors, load_rulebase, parse_value
+from symbolic import BackwardChainer, RuleError, RuleErrors, load_rulebase
 from symbolic import model as m
 from symbolic.check import Checker
 from symbolic.explain import how_json, how_text, why_json, why_text
+from symbolic.fact_input import load_facts_file
 from symbolic.parser import parse_text
 
 from api.commands import rules_test
@@ -26,7 +27,7 @@ def register(subparsers) -> None:
     c.set_defaults(func=check)
     e = sub.add_parser("explain", help="prove a goal from facts and print HOW/WHY")
     e.add_argument("goal", help="e.g. 'grandparent(tom, ?z)'")
-    e.add_argument("--facts", required=True, help="facts: a .rules file of `fact` lines, or JSON "
+    e.add_argument("--facts", required=True, help="facts: a .rules file of `fact` lines, or a JSON/YAML list "
                                                   "[{\"relation\": ..., \"args\": [...], \"cf\": ...}]")
     e.add_argument("--rules", default="rules", help="rule folder or file (default: rules/)")
     e.add_argument("--json", action="store_true")
@@ -82,28 +83,6 @@ def _goal_atom(text: str, rb) -> m.Atom:
     return atom
 
 
-def _load_facts(path: Path, rb) -> list[Fact]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, list):
-        raise ValueError("the facts JSON must be a list of {relation, args, cf}")
-    out = []
-    for i, item in enumerate(data):
-        try:
-            sig = rb.relations[item["relation"]]
-            args = []
-            for a, p in zip(item["args"], sig.params, strict=True):
-                if p.type in m.VALUE_TYPES and p.type != "text" and isinstance(a, (str, int, float)):
-                    a = parse_value(str(a))
-                elif p.type in rb.types and isinstance(a, str):
-                    a = rb.entity_id(a, p.type) or a
-                args.append(a)
-            out.append(Fact(sig.name, tuple(args), float(item.get("cf", 1.0)), Provenance("document", str(path))))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path}: fact #{i + 1} is not valid ({exc!r}); expected "
-                             f"{{\"relation\": <declared relation>, \"args\": [...], \"cf\": 0..1}}") from None
-    return out
-
-
 def explain(args: argparse.Namespace) -> int:
     facts_path = Path(args.facts)
     if not facts_path.exists():
@@ -112,7 +91,7 @@ def explain(args: argparse.Namespace) -> int:
     try:
         is_rules = facts_path.suffix == ".rules"
         rb = load_rulebase([args.rules, facts_path] if is_rules else args.rules)
-        facts = list(rb.facts) if is_rules else [*rb.facts, *_load_facts(facts_path, rb)]
+        facts = list(rb.facts) if is_rules else [*rb.facts, *load_facts_file(facts_path, rb)]
         atom = _goal_atom(args.goal, rb)
     except RuleError as exc:
         for e in _errors(exc):

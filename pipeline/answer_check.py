@@ -30,6 +30,21 @@ def _values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[
     return out
 
 
+# "per week", "每周": the period or unit a rate is counted in. A question asking per week is not answered by a
+# value per calendar year (eval un-02 with the 0.5B model: 20 working days per calendar year, for "how many
+# days per week").
+_PER_EN = re.compile(r"\b(?:per|a|each|every)\s+(?:calendar\s+)?(day|week|month|year|night|hour|trip|person|robot|km|kilometre|kilometer)s?\b",
+                     re.IGNORECASE)
+_PER_ZH = re.compile(r"每(?:个)?(天|日|周|星期|月|年|晚|小时|人|次|台|公里)")
+_ZH_PERIOD = {"天": "day", "日": "day", "周": "week", "星期": "week", "月": "month", "年": "year", "晚": "night",
+              "小时": "hour", "人": "person", "次": "trip", "台": "robot", "公里": "km"}
+
+
+def periods(text: str) -> set[str]:
+    out = {m.group(1).lower().replace("kilometre", "km").replace("kilometer", "km") for m in _PER_EN.finditer(text)}
+    return out | {_ZH_PERIOD[m.group(1)] for m in _PER_ZH.finditer(text)}
+
+
 def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
     """The question's content terms that say what it is about (not how it asks, not the entity names)."""
     q = _ASKING_ZH.sub(" ", question)
@@ -78,6 +93,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             return f"the question asks for a {kinds}, and the answer states none"
     if "yesno" in wanted and not _POLARITY.search(text):
         return "the question asks yes or no, and the answer says neither"
+    asked_per, said_per = periods(focus.question), periods(text)
+    if asked_per and said_per and not asked_per & said_per:
+        return f"the question asks per {', '.join(sorted(asked_per))}, the answer counts per {', '.join(sorted(said_per))}"
     if rulebase is not None and focus.entities:
         asked = {(e.type, e.entity_id) for e in focus.entities}
         said = {(e.type, e.entity_id) for e in find_entities(text, rulebase)}

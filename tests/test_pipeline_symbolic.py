@@ -276,3 +276,12 @@ def test_a_proof_deeper_than_the_step_limit_is_no_proof(tmp_path):
     deep = load_rulebase(tmp_path)
     assert prove(parse_question("What is the reach cost of N29?", deep), deep, []) is not None   # 2 hops
     assert prove(parse_question("What is the reach cost of N0?", deep), deep, []) is None        # 31 hops
+
+
+def test_a_rate_counted_per_another_period_does_not_answer(rb):
+    from pipeline.answer_check import periods
+    assert periods("How many days per week may employees work remotely?") == {"week"}
+    assert periods("up to 20 working days per calendar year, EUR 0.35 per km") == {"year", "km"}
+    assert periods("每周最多几天？每晚 700 元") == {"week", "night"}
+    assert "asks per week" in _gap(rb, "How many days per week may the AX-200 team work remotely?",
+                                   "The AX-200 team may work remotely up to 20 working days per calendar year [1].")

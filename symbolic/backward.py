@@ -80,7 +80,7 @@ class BackwardChainer:
             self.rules_by_head.setdefault(r.head.relation, []).append(r)
             bound = set().union(*(m.term_vars(c) for c in r.premises if isinstance(c, m.Atom))) \
                 if r.premises else set()
-            self.from_claim[r.id] = m.term_vars(r.head) - bound
+            self.from_claim[(r.id, r.variant)] = m.term_vars(r.head) - bound
         self.facts: dict[str, list[Fact]] = {}
         for f in facts:
             self.facts.setdefault(f.relation, []).append(f)
@@ -115,7 +115,7 @@ class BackwardChainer:
                 found.setdefault(f.args, []).append(Support(effective_cf(f), fact=f))
         for rule in self.rules_by_head.get(relation, ()):
             env = _unify_head(rule.head, pattern)
-            if env is None or not self.from_claim[rule.id] <= env.keys():
+            if env is None or not self.from_claim[(rule.id, rule.variant)] <= env.keys():
                 continue   # a value the premises only check cannot be enumerated: it must be asked
             sub_why = [(rule.id, asked.goal), *why]
             for env2, premises, cfs in self._conj(rule.premises, env, depth + 1, (*stack, key), sub_why):
@@ -133,6 +133,17 @@ class BackwardChainer:
         asked.cf = max((n.cf for n in result.values()), default=None)
         return result
 
+    def _solver(self, depth: int, stack: tuple, why: list):
+        """An aggregate's view: the bindings of every proved instance of an atom (CF above 0.2)."""
+        def solve(atom: m.Atom, env: dict[str, Any]) -> list[dict[str, Any]]:
+            out = []
+            for args, node in self._solve(atom.relation, _substitute(atom, env), depth, stack, why).items():
+                b = _bind(atom, args, env) if node.cf > THRESHOLD else None
+                if b is not None:
+                    out.append(b)
+            return out
+        return solve
+
     def _conj(self, premises: list, env: dict[str, Any], depth: int, stack: tuple, why: list):
         """Solutions of a conjunction: (bindings, premise proofs, premise CFs); a conjunct holds above 0.2."""
         if not premises:
@@ -140,10 +151,11 @@ class BackwardChainer:
             return
         k = _next_ready(premises, env)
         first, rest = premises[k], premises[:k] + premises[k + 1:]
-        if isinstance(first, m.Comparison):
-            if test(first, env):
+        if isinstance(first, (m.Comparison, m.Builtin)):
+            solve = self._solver(depth, stack, why)
+            if test(first, env, solve):
                 for e2, proofs, cfs in self._conj(rest, env, depth, stack, why):
-                    yield e2, [{"kind": "test", "text": _show(first, env), "holds": True}, *proofs], cfs
+                    yield e2, [{"kind": "test", "text": _show(first, env, solve), "holds": True}, *proofs], cfs
             return
         if isinstance(first, m.Not):
             pat = _substitute(first.atom, env)
@@ -174,7 +186,8 @@ def _next_ready(premises: list, env: dict[str, Any]) -> int:
     for i, p in enumerate(premises):
         if isinstance(p, m.Atom):
             return i
-        need = m.term_vars(p) if isinstance(p, m.Comparison) else m.term_vars(p) & later
+        need = m.outer_vars(p, later | env.keys()) if isinstance(p, (m.Comparison, m.Builtin)) \
+            else m.term_vars(p) & later
         if need <= env.keys():
             return i
     return 0
@@ -216,10 +229,12 @@ def _unify_head(head: m.Atom, pattern: tuple) -> dict[str, Any] | None:
     return env
 
 
-def _show(c: m.Comparison, env: dict[str, Any]) -> str:
+def _show(c: m.Comparison | m.Builtin, env: dict[str, Any], solve=None) -> str:
     def side(t):
         try:
-            return format_value(evaluate(t, env))
+            return format_value(evaluate(t, env, solve))
         except TypeError:
             return str(t)
+    if isinstance(c, m.Builtin):
+        return f"{c} ({c.name}({', '.join(side(a) for a in c.args)}))"
     return f"{c} ({side(c.left)} {c.op} {side(c.right)})"

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import model as m
+from .check_builtins import call_type, check_builtin, is_predicate
 from .errors import Location, RuleError, source_line
 from .values import CURRENCIES, TIME_DIMENSIONS, UNITS, Money, Quantity, canonical_currency, canonical_unit, \
     value_type
@@ -28,6 +29,8 @@ class Checker:
         return loc, source_line(self.texts.get(loc.path, ""), loc.line) if loc else None
 
     def error(self, msg: str, loc: Location | None) -> None:
+        if any(e.message == msg and e.location == loc for e in self.errors):
+            return   # the alternatives of an `or` share their rule's conclusion and message
         self.errors.append(RuleError(msg, *self._at(loc)))
 
     def warn(self, msg: str, loc: Location | None) -> None:
@@ -135,6 +138,8 @@ class Checker:
         return replace(atom, args=tuple(args))
 
     def expr_type(self, e: Any, var_types: dict[str, str]) -> str | None:
+        if isinstance(e, m.Call):
+            return call_type(self, e, var_types)
         if isinstance(e, m.Var):
             return var_types.get(e.name)
         if isinstance(e, m.Const):
@@ -172,15 +177,21 @@ class Checker:
         bound: set[str] = set()
         out = []
         for c in conds:  # positive atoms first bind; order-independent like CLIPS
-            if isinstance(c, m.Atom):
+            if isinstance(c, m.Atom) and is_predicate(self, c):
+                c = m.Builtin(c.relation, c.args, c.location)
+            elif isinstance(c, m.Not) and is_predicate(self, c.atom):
+                c = m.Builtin(c.atom.relation, c.atom.args, c.location, negated=True)
+            elif isinstance(c, m.Atom):
                 c = self.check_atom(c, var_types)
                 bound |= m.term_vars(c)
             out.append(c)
         for i, c in enumerate(out):
             if isinstance(c, m.Not):
                 out[i] = m.Not(self.check_atom(c.atom, dict(var_types)), c.location)
+            elif isinstance(c, m.Builtin):
+                check_builtin(self, c, bound | given, rule_id)
             elif isinstance(c, m.Comparison):
-                for v in sorted(m.term_vars(c) - bound - given):
+                for v in sorted(m.outer_vars(c, bound | given) - bound - given):
                     self.error(f"unbound variable ?{v} in rule {rule_id}: a comparison may only use variables "
                                f"bound by a positive condition", c.location)
                 lt, rt = self.expr_type(c.left, var_types), self.expr_type(c.right, var_types)
@@ -241,8 +252,8 @@ def _var_loc(atom: m.Atom, name: str) -> Location | None:
 
 def find_cycles(rules: list[m.ForwardRule]) -> list[list[str]]:
     """Cycles among forward rules: A -> B when A asserts a relation B matches positively (Tarjan SCC)."""
-    produces = {r.id: {a.atom.relation for a in r.actions if isinstance(a, m.AssertAction)} for r in rules}
-    uses = {r.id: {c.relation for c in r.conditions if isinstance(c, m.Atom)} for r in rules}
+    produces = {r.key: {a.atom.relation for a in r.actions if isinstance(a, m.AssertAction)} for r in rules}
+    uses = {r.key: {c.relation for c in r.conditions if isinstance(c, m.Atom)} for r in rules}
     graph = {a: [b for b in uses if produces[a] & uses[b]] for a in produces}
     index: dict[str, int] = {}
     low: dict[str, int] = {}

@@ -13,6 +13,7 @@ from experta import Fact as XFact
 from . import model as m
 from .cf import THRESHOLD, effective_cf
 from .facts import Fact, Provenance
+from .check_builtins import aggregate_relations
 from .strata import effective_salience, strata
 from .terms import EvalError, evaluate, render, test
 
@@ -89,7 +90,7 @@ def _pattern(atom: m.Atom, bound: set[str], negated: bool) -> XFact:
     return XFact(**fields)
 
 
-def _test_function(c: m.Comparison):
+def _test_function(c: m.Comparison | m.Builtin):
     names = sorted(m.term_vars(c))
     params = ", ".join("v_" + n for n in names)
     env = ", ".join(f"{n!r}: v_{n}" for n in names)
@@ -107,7 +108,11 @@ def compile_rule(rule: m.ForwardRule, stratum: int = 0) -> Rule:
             n_pos += 1
         elif isinstance(c, m.Not):
             ces.append(NOT(_pattern(c.atom, bound, True)))
-    ces += [TEST(_test_function(c)) for c in rule.conditions if isinstance(c, m.Comparison)]
+    # aggregates look at the facts, so they are checked when the rule fires (their facts' producers
+    # have all finished by then: stratification puts the rule above them)
+    post = [c for c in rule.conditions if isinstance(c, m.Comparison) and m.aggregates(c)]
+    ces += [TEST(_test_function(c)) for c in rule.conditions
+            if isinstance(c, m.Builtin) or (isinstance(c, m.Comparison) and c not in post)]
     if n_pos == 0:
         ces.insert(0, XFact())  # the InitialFact starts rules made only of `not` conditions
 
@@ -118,6 +123,10 @@ def compile_rule(rule: m.ForwardRule, stratum: int = 0) -> Rule:
         premise = min((x["cf"] for x in matched), default=1.0)
         if premise <= THRESHOLD:
             return
+        if post:
+            env0 = {k[2:]: v for k, v in ctx.items() if k.startswith("v_")}
+            if not all(test(c, env0, _solver(run)) for c in post):
+                return
         run.firings[rule.id] += 1
         if sum(run.firings.values()) > run.max_firings:
             _halt(engine, run, f"more than {run.max_firings} rule firings")
@@ -161,8 +170,28 @@ def compile_rule(rule: m.ForwardRule, stratum: int = 0) -> Rule:
             run.depends[fid] = sources
             engine.declare(_xfact(fact, fid))
 
-    fire.__name__ = f"rule_{rule.id}"
+    fire.__name__ = f"rule_{rule.key}"
     return Rule(*ces, salience=effective_salience(rule, stratum))(fire)
+
+
+def _solver(run: _Run):
+    """An aggregate's view of working memory: the bindings of every fact matching the atom (CF above
+    the threshold), given the rule's bindings so far."""
+    def solve(atom: m.Atom, env: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for f in run.facts:
+            if f.relation != atom.relation or len(f.args) != len(atom.args) or effective_cf(f) <= THRESHOLD:
+                continue
+            b = dict(env)
+            for a, v in zip(atom.args, f.args):
+                if isinstance(a, m.Var) and b.setdefault(a.name, v) != v:
+                    break
+                if isinstance(a, m.Const) and a.value != v:
+                    break
+            else:
+                out.append(b)
+        return out
+    return solve
 
 
 def _halt(engine: _Engine, run: _Run, why: str) -> None:
@@ -184,7 +213,7 @@ class ForwardChainer:
 
     def __init__(self, rules: list[m.ForwardRule], *, max_firings: int = 1000, max_new_facts: int = 5000,
                  cache_size: int = 64):
-        self.rules = {r.id: r for r in rules}
+        self.rules = {r.key: r for r in rules}
         self.strata, self.negation_cycles = strata(rules)
         self.max_firings, self.max_new = max_firings, max_new_facts
         self._compiled: dict[str, Rule] = {}
@@ -195,11 +224,12 @@ class ForwardChainer:
         self.produces: dict[str, set[str]] = {}
         self.by_relation: dict[str, set[str]] = {}
         for r in rules:
-            self.uses[r.id] = {c.relation if isinstance(c, m.Atom) else c.atom.relation
-                               for c in r.conditions if isinstance(c, (m.Atom, m.Not))}
-            self.produces[r.id] = {a.atom.relation for a in r.actions if isinstance(a, m.AssertAction)}
-            for rel in self.uses[r.id]:
-                self.by_relation.setdefault(rel, set()).add(r.id)
+            self.uses[r.key] = {c.relation if isinstance(c, m.Atom) else c.atom.relation
+                                for c in r.conditions if isinstance(c, (m.Atom, m.Not))} | \
+                set().union(*(aggregate_relations(c) for c in r.conditions))
+            self.produces[r.key] = {a.atom.relation for a in r.actions if isinstance(a, m.AssertAction)}
+            for rel in self.uses[r.key]:
+                self.by_relation.setdefault(rel, set()).add(r.key)
         self.producers: dict[str, set[str]] = {}
         for rid, rels in self.produces.items():
             for rel in rels:

@@ -52,8 +52,8 @@ def keyword_hint(word: str) -> str:
 def hint_for(token: str, token_type: str, at_statement_start: bool) -> str:
     """Extra words for a syntax error at ``token``."""
     if token == "or":
-        return (" (`or` joins conditions only inside a rule's or goal's `if`: `if a(?x) or b(?x) and …`;"
-                " check the parentheses around it)")
+        return (" (`or` separates whole alternatives of an `if`: `if a(?x) and b(?x) or c(?x)` is"
+                " (a and b) or c; it cannot stand inside parentheses or end the conditions)")
     if token_type == "NAME" and at_statement_start:
         near = difflib.get_close_matches(token.lower(), STATEMENT_KEYWORDS, n=1, cutoff=0.6)
         if near:

@@ -57,7 +57,26 @@ class Negate:
         return f"-{self.operand}"
 
 
-Term = Union[Var, Wildcard, Const, BinOp, Negate]
+# Functions in expressions (value -> value), aggregates over matching facts, and text predicates
+# (conditions); arities. The checker turns a condition named like a predicate into a Builtin.
+FUNCTIONS = {"days_between": 2, "business_days_between": 2}
+AGGREGATES = {"count": 1, "sum": 2, "min": 2, "max": 2}
+PREDICATES = {"starts_with": 2, "ends_with": 2, "contains": 2, "matches": 2}
+
+
+@dataclass(frozen=True)
+class Call:
+    """days_between(?a, ?b); count(p(?x, _)); sum(?v, p(?x, ?v)). In an aggregate, the atom's variables
+    that the rest of the rule binds join it; the others range over the matching facts."""
+    name: str
+    args: tuple
+    location: Location | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, self.args))})"
+
+
+Term = Union[Var, Wildcard, Const, BinOp, Negate, Call]
 
 
 @dataclass(frozen=True)
@@ -90,7 +109,19 @@ class Comparison:
         return f"{self.left} {self.op} {self.right}"
 
 
-Condition = Union[Atom, Not, Comparison]
+@dataclass(frozen=True)
+class Builtin:
+    """A text predicate used as a condition: starts_with(?title, "VP"), matches(?code, "^[A-Z]{3}$")."""
+    name: str
+    args: tuple
+    location: Location | None = field(default=None, compare=False)
+    negated: bool = False   # written `not starts_with(…)`
+
+    def __str__(self) -> str:
+        return ("not " if self.negated else "") + f"{self.name}({', '.join(map(str, self.args))})"
+
+
+Condition = Union[Atom, Not, Comparison, Builtin]
 
 
 @dataclass(frozen=True)
@@ -185,6 +216,12 @@ class ForwardRule:
     actions: list[AssertAction | ViolationAction]
     location: Location
     kind: str = "rule"
+    variant: int = 0      # which alternative of an `or` (each is run as a rule of its own)
+
+    @property
+    def key(self) -> str:
+        """Unique among a rule base's forward rules (an `or` makes several rules with one id)."""
+        return self.id if self.variant == 0 else f"{self.id}|{self.variant + 1}"
 
 
 @dataclass
@@ -196,6 +233,7 @@ class BackwardRule:
     premises: list[Condition]
     location: Location
     kind: str = "goal"
+    variant: int = 0      # which alternative of an `or`
 
 
 def term_vars(term: Any) -> set[str]:
@@ -205,10 +243,30 @@ def term_vars(term: Any) -> set[str]:
         return term_vars(term.left) | term_vars(term.right)
     if isinstance(term, Negate):
         return term_vars(term.operand)
-    if isinstance(term, Atom):
+    if isinstance(term, (Atom, Call, Builtin)):
         return set().union(*(term_vars(a) for a in term.args)) if term.args else set()
     if isinstance(term, Not):
         return term_vars(term.atom)
     if isinstance(term, Comparison):
         return term_vars(term.left) | term_vars(term.right)
     return set()
+
+
+def aggregates(term: Any) -> list[Call]:
+    """The aggregate calls inside a term or comparison."""
+    if isinstance(term, Call):
+        return [term] if term.name in AGGREGATES else [c for a in term.args for c in aggregates(a)]
+    if isinstance(term, BinOp):
+        return aggregates(term.left) + aggregates(term.right)
+    if isinstance(term, Negate):
+        return aggregates(term.operand)
+    if isinstance(term, Comparison):
+        return aggregates(term.left) + aggregates(term.right)
+    return []
+
+
+def outer_vars(cond: Any, bound: set[str]) -> set[str]:
+    """Variables a test needs bound before it runs: all of its own, but of an aggregate's atom only those
+    ``bound`` (by the rule's fact conditions); the rest range over the facts."""
+    local = set().union(*(term_vars(c) - bound for c in aggregates(cond))) if aggregates(cond) else set()
+    return term_vars(cond) - local

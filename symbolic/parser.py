@@ -117,6 +117,7 @@ class _Build(Transformer):
         return m.Const(float(num), self.loc(num))
 
     def binop(self, c): return m.BinOp(str(c[1]), c[0], c[2], self.loc(c[1]))
+    def call(self, c): return m.Call(str(c[0]), tuple(a for a in c[1:] if a is not None), self.loc(c[0]))
     def negate(self, c):
         if isinstance(c[1], m.Const) and isinstance(c[1].value, float):
             return m.Const(-c[1].value, self.loc(c[0]))
@@ -146,12 +147,19 @@ class _Build(Transformer):
     def comparison(self, c):
         op = "==" if str(c[1]) == "=" else str(c[1])
         return m.Comparison(op, c[0], c[2], self.loc(c[1]))
-    def conditions(self, c): return list(c)
+    def conjunction(self, c): return list(c)
+    def conditions(self, c): return list(c)     # the alternatives of `or`, each a list of conditions
     def actions(self, c): return list(c)
     def assert_action(self, c): return m.AssertAction(c[0], c[1][1] if c[1] else 1.0)
     def violation_action(self, c): return m.ViolationAction(_unquote(str(c[0])), self.loc(c[0]))
     def aliases(self, c): return [_unquote(str(s)) for s in c]
     def pattern_text(self, c): return c[0]
+
+    def unit(self, c):
+        name, op, per = c
+        if op is not None and str(op) != "/":
+            self.err(f"unexpected '{op}' in a unit; a unit per another is written with '/': m/s, km/h", op)
+        return name if op is None else Token("NAME", f"{name}/{per}", name.start_pos, name.line, name.column)
 
     def param(self, c):
         pname, ptype, unit = c
@@ -200,14 +208,18 @@ class _Build(Transformer):
         return _unquote(str(msg))
 
     def rule_decl(self, c):
-        rid, msg, cf, sal, _if, conds, _then, actions = c
-        self.out.rules.append(m.ForwardRule(str(rid), self._message("rule", rid, msg), cf[1] if cf else 1.0,
-                                            sal[1] if sal else 0, conds, actions, self.loc(rid)))
+        rid, msg, cf, sal, _if, alternatives, _then, actions = c
+        text = self._message("rule", rid, msg)
+        for k, conds in enumerate(alternatives):
+            self.out.rules.append(m.ForwardRule(str(rid), text, cf[1] if cf else 1.0, sal[1] if sal else 0,
+                                                conds, actions, self.loc(rid), variant=k))
 
     def goal_decl(self, c):
-        rid, msg, cf, head, _if, conds = c
-        self.out.goals.append(m.BackwardRule(str(rid), self._message("goal", rid, msg), cf[1] if cf else 1.0,
-                                             head, conds, self.loc(rid)))
+        rid, msg, cf, head, _if, alternatives = c
+        text = self._message("goal", rid, msg)
+        for k, conds in enumerate(alternatives):
+            self.out.goals.append(m.BackwardRule(str(rid), text, cf[1] if cf else 1.0, head, conds, self.loc(rid),
+                                                 variant=k))
 
 
 def _describe_expected(expected: set[str]) -> str:

@@ -207,18 +207,23 @@ def load_rulebase(target: str | Path | list) -> RuleBase:
                 rb.facts.append(Fact(atom.relation, tuple(a.value for a in atom.args), max(-1.0, min(1.0, f.cf)),
                                      Provenance("rulebase", doc_id=f"{f.location.path}:{f.location.line}")))
         for r in pf.rules:
-            define("rule id", r.id, r.location)
+            if r.variant == 0:
+                define("rule id", r.id, r.location)
             rb.forward_rules.append(ck.check_forward(r))
         for g in pf.goals:
-            define("rule id", g.id, g.location)
+            if g.variant == 0:
+                define("rule id", g.id, g.location)
             rb.backward_rules.append(ck.check_backward(g))
     _reachability(rb, ck)
-    for cycle in find_cycles(rb.forward_rules):
-        r0 = rb.rule(cycle[0])
+    by_key = {r.key: r for r in rb.forward_rules}
+    for keys in find_cycles(rb.forward_rules):
+        cycle = list(dict.fromkeys(by_key[k].id for k in keys))   # the alternatives of an `or` are one rule
+        r0 = by_key[keys[0]]
         ck.warn(f"rules {' -> '.join(cycle)} form a cycle (each asserts what another matches); forward "
                 f"chaining stops at its firing limit if they keep asserting new facts", r0.location)
-    for group in strata(rb.forward_rules)[1]:
-        r0 = min((rb.rule(rid) for rid in group), key=lambda r: (r.location.path, r.location.line))
+    for keys in strata(rb.forward_rules)[1]:
+        group = list(dict.fromkeys(by_key[k].id for k in keys))
+        r0 = min((by_key[k] for k in keys), key=lambda r: (r.location.path, r.location.line))
         ck.warn(f"rules {', '.join(group)} form a cycle through `not` (one negates what one of them derives): "
                 f"their negations cannot wait for all derivations, so salience orders them", r0.location)
     if ck.errors:

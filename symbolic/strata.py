@@ -10,7 +10,9 @@ STRATUM_GAP = 1_000_000
 
 def _relations(rule: m.ForwardRule) -> tuple[set[str], set[str], set[str]]:
     pos = {c.relation for c in rule.conditions if isinstance(c, m.Atom)}
-    neg = {c.atom.relation for c in rule.conditions if isinstance(c, m.Not)}
+    # an aggregate, like `not`, must see every fact of its relation: it waits for their producers
+    neg = {c.atom.relation for c in rule.conditions if isinstance(c, m.Not)} | \
+        {a.args[-1].name for c in rule.conditions for a in m.aggregates(c) if isinstance(a.args[-1], m.Call)}
     out = {a.atom.relation for a in rule.actions if isinstance(a, m.AssertAction)}
     return pos, neg, out
 
@@ -61,7 +63,7 @@ def strata(rules: list[m.ForwardRule]) -> tuple[dict[str, int], list[list[str]]]
     least that of every rule deriving a relation it matches, and above that of every rule deriving a
     relation it negates. Rules on one cycle through `not` (e.g. a rule negating what it derives, the
     "fire once" idiom) cannot be so ordered: they share a stratum and salience orders them."""
-    rels = {r.id: _relations(r) for r in rules}
+    rels = {r.key: _relations(r) for r in rules}
     producers: dict[str, set[str]] = {}
     for rid, (_pos, _neg, out) in rels.items():
         for rel in out:

@@ -4,9 +4,10 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from typing import Any
+from typing import Any, Callable
 
 from . import model as m
+from .builtins import BuiltinError, aggregate, call_function, predicate
 from .values import Date, Duration, Money, Percentage, Quantity, format_value
 
 
@@ -78,7 +79,12 @@ def _bad(op: str, a: Any, b: Any):
     raise EvalError(f"cannot compute {format_value(a)} {op} {format_value(b)}")
 
 
-def evaluate(term: Any, env: dict[str, Any]) -> Any:
+# solve(atom, env) -> the bindings of each fact matching the atom (above the CF threshold): how an
+# aggregate sees the facts (the forward run's working memory, or the backward chainer's proofs)
+Solver = Callable[[m.Atom, dict[str, Any]], list[dict[str, Any]]]
+
+
+def evaluate(term: Any, env: dict[str, Any], solve: Solver | None = None) -> Any:
     if isinstance(term, m.Const):
         return term.value
     if isinstance(term, m.Var):
@@ -86,10 +92,33 @@ def evaluate(term: Any, env: dict[str, Any]) -> Any:
             raise EvalError(f"unbound variable ?{term.name}")
         return env[term.name]
     if isinstance(term, m.BinOp):
-        return arith(term.op, evaluate(term.left, env), evaluate(term.right, env))
+        return arith(term.op, evaluate(term.left, env, solve), evaluate(term.right, env, solve))
     if isinstance(term, m.Negate):
-        return arith("*", evaluate(term.operand, env), -1.0)
+        return arith("*", evaluate(term.operand, env, solve), -1.0)
+    if isinstance(term, m.Call):
+        try:
+            if term.name in m.AGGREGATES:
+                return _aggregate(term, env, solve)
+            return call_function(term.name, [evaluate(a, env, solve) for a in term.args])
+        except BuiltinError as exc:
+            raise EvalError(str(exc)) from None
     raise EvalError(f"cannot evaluate {term}")
+
+
+def _aggregate(call: m.Call, env: dict[str, Any], solve: Solver | None) -> Any:
+    if solve is None:
+        raise EvalError(f"{call.name}(…) needs the facts")
+    inner = call.args[-1]
+    matches = solve(m.Atom(inner.name, inner.args, inner.location), env)
+    if call.name == "count":
+        return aggregate("count", matches, arith, lambda a, b: compare("<", a, b))
+    var = call.args[0].name
+    # one value per distinct fact: two facts stating the same purchase count once
+    seen: dict[tuple, Any] = {}
+    for b in matches:
+        seen.setdefault(tuple(sorted((k, repr(v)) for k, v in b.items())), b[var])
+    return aggregate(call.name, list(seen.values()), lambda a, b: arith("+", a, b),
+                     lambda a, b: compare("<", a, b))
 
 
 def compare(op: str, a: Any, b: Any) -> bool:
@@ -104,11 +133,14 @@ def compare(op: str, a: Any, b: Any) -> bool:
         raise EvalError(str(exc)) from None
 
 
-def test(c: m.Comparison, env: dict[str, Any]) -> bool:
-    """A comparison's truth; values that cannot be compared make it false (the checker reports them)."""
+def test(c: m.Comparison | m.Builtin, env: dict[str, Any], solve: Solver | None = None) -> bool:
+    """A comparison's (or text predicate's) truth; values that cannot be compared make it false (the
+    checker reports what it can see statically)."""
     try:
-        return compare(c.op, evaluate(c.left, env), evaluate(c.right, env))
-    except EvalError:
+        if isinstance(c, m.Builtin):
+            return predicate(c.name, [evaluate(a, env, solve) for a in c.args]) != c.negated
+        return compare(c.op, evaluate(c.left, env, solve), evaluate(c.right, env, solve))
+    except (EvalError, BuiltinError, re.error):
         return False
 
 

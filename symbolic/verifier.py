@@ -155,7 +155,7 @@ class Verifier:
         for rid in relevant:
             rule = self.forward.rules[rid]
             n_pos = sum(isinstance(c, m.Atom) for c in rule.conditions)
-            if n_pos >= 2 or any(isinstance(c, m.Not) for c in rule.conditions):
+            if n_pos >= 2 or any(isinstance(c, m.Not) or m.aggregates(c) for c in rule.conditions):
                 keep |= self.forward.uses[rid]
         changed = True
         while changed:

@@ -1,0 +1,81 @@
+"""Checks of the built-ins in rule files: text predicates, date functions and aggregates (names, arity,
+types, bound variables, regular expressions)."""
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from . import model as m
+
+
+def is_predicate(ck: Any, atom: m.Atom) -> bool:
+    """A condition named like a text predicate and not declared as a relation is the predicate."""
+    return atom.relation in m.PREDICATES and atom.relation not in ck.relations
+
+
+def check_builtin(ck: Any, b: m.Builtin, bound: set[str], rule_id: str) -> None:
+    if len(b.args) != 2:
+        ck.error(f"{b.name} takes 2 arguments (a text, and the text to look for), got {len(b.args)}", b.location)
+        return
+    for v in sorted(m.term_vars(b) - bound):
+        ck.error(f"unbound variable ?{v} in rule {rule_id}: {b.name} may only use variables bound by a "
+                 f"positive condition", b.location)
+    if b.name == "matches":
+        pat = b.args[1]
+        if not (isinstance(pat, m.Const) and isinstance(pat.value, str)):
+            ck.error("matches takes a quoted regular expression as its second argument", b.location)
+        else:
+            try:
+                re.compile(pat.value)
+            except re.error as exc:
+                ck.error(f"bad regular expression in matches: {exc.msg}", pat.location or b.location)
+
+
+def call_type(ck: Any, e: m.Call, var_types: dict[str, str]) -> str | None:
+    """The type a call yields, reporting what is wrong with it."""
+    arity = {**m.FUNCTIONS, **m.AGGREGATES}.get(e.name)
+    if arity is None:
+        if e.name in ck.relations:
+            ck.error(f"the relation {e.name} is not a value: write count({e}) to count its facts, or put "
+                     f"{e} among the conditions", e.location)
+        else:
+            near = difflib.get_close_matches(e.name, [*m.FUNCTIONS, *m.AGGREGATES], n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else \
+                f" (functions: {', '.join(sorted({**m.FUNCTIONS, **m.AGGREGATES}))})"
+            ck.error(f"unknown function '{e.name}'{hint}", e.location)
+        return None
+    if len(e.args) != arity:
+        ck.error(f"{e.name} takes {arity} argument(s), got {len(e.args)}", e.location)
+        return None
+    if e.name in m.FUNCTIONS:
+        for a in e.args:
+            t = ck.expr_type(a, var_types)
+            if t and t not in ("date", "text"):
+                ck.error(f"{e.name} takes dates, got {t}", getattr(a, "location", None) or e.location)
+        return "duration"
+    inner = e.args[-1]
+    if not isinstance(inner, m.Call):
+        ck.error(f"{e.name} counts facts: write {e.name}({'?v, ' if e.name != 'count' else ''}relation(…))",
+                 e.location)
+        return None
+    atom = m.Atom(inner.name, inner.args, inner.location)
+    local = dict(var_types)
+    ck.check_atom(atom, local)
+    if e.name == "count":
+        return "number"
+    var = e.args[0]
+    if not isinstance(var, m.Var) or var.name not in m.term_vars(atom):
+        ck.error(f"{e.name}'s first argument is a variable of the facts it adds up: "
+                 f"{e.name}(?v, {atom.relation}(…, ?v))", e.location)
+        return None
+    return local.get(var.name)
+
+
+def aggregate_atom(call: m.Call) -> m.Atom:
+    inner = call.args[-1]
+    return m.Atom(inner.name, inner.args, inner.location)
+
+
+def aggregate_relations(cond: Any) -> set[str]:
+    return {c.args[-1].name for c in m.aggregates(cond) if isinstance(c.args[-1], m.Call)}

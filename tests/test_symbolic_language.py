@@ -1,0 +1,112 @@
+"""Issue 19 item 3: `or`, text predicates, aggregates, date functions and units with '/' in rule files."""
+from pathlib import Path
+
+import pytest
+
+from symbolic import BackwardChainer, Fact, ForwardChainer, RuleErrors, load_rulebase, parse_value as v
+from symbolic.builtins import business_days
+from symbolic.model import Var
+
+RULES = Path(__file__).parent / "fixtures" / "rules" / "language"
+
+
+@pytest.fixture(scope="module")
+def rb():
+    return load_rulebase(RULES)
+
+
+def run(rb, *facts):
+    return ForwardChainer(rb.forward_rules).run([Fact(r, a, cf) for r, a, cf in facts])
+
+
+def messages(result):
+    return sorted(x.message for x in result.violations)
+
+
+def test_or_runs_each_alternative_under_one_rule_id(rb):
+    r = run(rb, ("remote_access", ("ann",), 1.0), ("contractor", ("ann",), 1.0),
+            ("remote_access", ("ben",), 1.0), ("intern", ("ben",), 1.0),
+            ("remote_access", ("cho",), 1.0))
+    assert messages(r) == ["ann may not have remote access", "ben may not have remote access"]
+    assert {x.rule_id for x in r.violations} == {"R_ACCESS"}
+    assert [x.id for x in rb.forward_rules].count("R_ACCESS") == 2     # two alternatives, one id
+
+
+def test_text_predicates(rb):
+    r = run(rb, ("purchase", ("ann", "robot", v("EUR 12000")), 1.0), ("title", ("ann", "VP Operations"), 1.0),
+            ("purchase", ("ben", "robot", v("EUR 12000")), 0.8), ("title", ("ben", "Team lead"), 1.0))
+    big = [x for x in r.violations if x.rule_id == "R_VP"]
+    # ben is no VP: CF min(0.8, 1.0) x 0.9 = 0.72; ann's title starts with "VP" (case-insensitive)
+    assert [(x.message, round(x.cf, 6)) for x in big] == [("ben (Team lead) bought robot for 12000 EUR", 0.72)]
+
+
+def test_goal_alternatives_and_predicates(rb):
+    bc = BackwardChainer(rb.backward_rules, [Fact("title", ("ann", "vp sales"), 1.0),
+                                             Fact("title", ("ben", "Senior engineer"), 0.7),
+                                             Fact("title", ("cho", "engineer"), 1.0)])
+    assert sorted((n.args[0], n.cf) for n in bc.prove("senior", (Var("p"),))) == [("ann", 1.0), ("ben", 0.7)]
+
+
+def test_sum_and_count_over_facts(rb):
+    # ann: 2000 + 3500 = 5500 > 5000 (split purchases); ben: 4 purchases > 3 although each is small
+    facts = [("purchase", ("ann", "a", v("EUR 2000")), 1.0), ("purchase", ("ann", "b", v("EUR 3500")), 1.0)]
+    facts += [("purchase", ("ben", f"i{k}", v("EUR 100")), 1.0) for k in range(4)]
+    r = run(rb, *facts)
+    split = sorted({x.message for x in r.violations if x.rule_id == "R_SPLIT"})
+    many = sorted({x.message for x in r.violations if x.rule_id == "R_MANY"})
+    assert split == ["ann's purchases add up to more than EUR 5000"]
+    assert many == ["ben made more than 3 purchases"]
+
+
+def test_an_aggregate_over_nothing_never_fires(rb):
+    assert run(rb, ("title", ("ann", "VP"), 1.0)).violations == []
+
+
+def test_date_functions(rb):
+    r = run(rb, ("hired", ("ann", v("2024-01-01")), 1.0),
+            ("review", ("ann", v("2024-04-15")), 1.0),          # 105 days
+            ("hired", ("ben", v("2024-01-01")), 1.0), ("review", ("ben", v("2024-03-31")), 1.0),  # 90 days
+            ("invoice_received", ("x1", v("2025-06-02")), 1.0), ("invoice_paid", ("x1", v("2025-06-17")), 1.0),
+            ("invoice_received", ("x2", v("2025-06-02")), 1.0), ("invoice_paid", ("x2", v("2025-06-16")), 1.0))
+    assert messages(r) == ["ann: review 2024-04-15 is more than 90 days after hiring on 2024-01-01",
+                           "invoice x1 paid after more than 10 business days"]
+
+
+@pytest.mark.parametrize("a,b,n", [("2025-06-02", "2025-06-16", 10), ("2025-06-06", "2025-06-09", 1),
+                                   ("2025-06-07", "2025-06-08", 0), ("2025-06-16", "2025-06-02", -10)])
+def test_business_days(a, b, n):
+    import datetime as dt
+    assert business_days(dt.date.fromisoformat(a), dt.date.fromisoformat(b)) == n
+
+
+def test_units_with_a_slash(rb):
+    assert str(rb.relations["top_speed"].params[1]) == "quantity[m/s]"
+    r = run(rb, ("top_speed", ("ax", v("9 km/h")), 1.0), ("top_speed", ("lx", v("1.5 m/s")), 1.0))
+    assert messages(r) == ["ax: 9 km/h"]                     # 9 km/h = 2.5 m/s
+
+
+@pytest.mark.parametrize("body, phrase", [
+    ('rule R "m": if hired(?p, ?h) and days_between(?h, 5) > 3 days then violation "v"', "days_between takes dates, got number"),
+    ('rule R "m": if hired(?p, ?h) and dayz_between(?h, ?h) > 3 days then violation "v"', "unknown function 'dayz_between' (did you mean 'days_between'?)"),
+    ('rule R "m": if hired(?p, ?h) and matches(?p, "([a-z") then violation "v"', "bad regular expression in matches"),
+    ('rule R "m": if hired(?p, ?h) and starts_with(?q, "x") then violation "v"', "unbound variable ?q in rule R"),
+    ('rule R "m": if hired(?p, ?h) and sum(?z, purchase(?p, _, ?y)) > 3 then violation "v"', "sum's first argument is a variable"),
+    ('rule R "m": if hired(?p, ?h) and hired(?p) > 3 then violation "v"', "is not a value: write count("),
+])
+def test_bad_builtins_are_located(tmp_path, body, phrase):
+    (tmp_path / "x.rules").write_text('type person\nrelation hired(person, date)\n'
+                                      'relation purchase(person, text, money[EUR])\n' + body + "\n")
+    with pytest.raises(RuleErrors) as info:
+        load_rulebase(tmp_path)
+    e = info.value.errors[0]
+    assert phrase in e.message and e.line == 4 and str(e).startswith(f"{tmp_path / 'x.rules'}:4:")
+
+
+def test_a_claim_that_tips_a_sum_over_violates_the_rule(rb):
+    from symbolic import Claim, Provenance, Verifier
+    ev = [Fact("purchase", ("ann", "a", v("EUR 2000")), 1.0, Provenance("document", "orders.md"))]
+    claim = Claim(Fact("purchase", ("ann", "b", v("EUR 3500")), 1.0, Provenance("answer")), "t", 0, 1)
+    (c,) = Verifier(rb).verify([claim], ev).claims
+    assert c.verdict == "violates_rule" and c.rule_ids == ["R_SPLIT"]
+    small = Claim(Fact("purchase", ("ann", "b", v("EUR 300")), 1.0, Provenance("answer")), "t", 0, 1)
+    assert Verifier(rb).verify([small], ev).claims[0].verdict == "unsupported"

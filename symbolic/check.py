@@ -21,6 +21,7 @@ class Checker:
         self.errors: list[RuleError] = []
         self.warnings: list[RuleError] = []
         self.alias_index: dict[tuple[str, str], str] = {}
+        self.rates: tuple = ()     # (from, to, rate) of the rule base's `rate` statements
         for e in entities.values():
             for n in e.names:
                 self.alias_index.setdefault((e.type, n.strip().lower()), e.id)
@@ -197,6 +198,8 @@ class Checker:
                 lt, rt = self.expr_type(c.left, var_types), self.expr_type(c.right, var_types)
                 if lt and rt and not _compatible(lt, rt):
                     self.error(f"type mismatch: cannot compare {lt} with {rt}", c.location)
+                if self.rates:
+                    out[i] = replace(c, rates=self.rates)
         return out, bound
 
     def check_forward(self, r: m.ForwardRule) -> m.ForwardRule:

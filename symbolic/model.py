@@ -104,6 +104,7 @@ class Comparison:
     left: Term
     right: Term
     location: Location | None = field(default=None, compare=False)
+    rates: tuple = field(default=(), compare=False)   # the rule base's currency rates, for money
 
     def __str__(self) -> str:
         return f"{self.left} {self.op} {self.right}"
@@ -197,6 +198,15 @@ class Pattern:
     location: Location
     text_location: Location
     message: str | None = None
+
+
+@dataclass
+class RateDecl:
+    """`rate USD CNY 7.0`: one unit of the first currency is worth ``rate`` of the second."""
+    source: str
+    target: str
+    rate: float
+    location: Location
 
 
 @dataclass

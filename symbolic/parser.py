@@ -31,6 +31,7 @@ class ParsedFile:
     relations: list[m.RelationSig] = field(default_factory=list)
     patterns: list[m.Pattern] = field(default_factory=list)
     facts: list[m.FactDecl] = field(default_factory=list)
+    rates: list[m.RateDecl] = field(default_factory=list)
     rules: list[m.ForwardRule] = field(default_factory=list)
     goals: list[m.BackwardRule] = field(default_factory=list)
 
@@ -198,6 +199,10 @@ class _Build(Transformer):
         self.out.patterns.append(m.Pattern(str(pid), body, raw, atom,
                                            cf[1] if cf else 1.0, self.loc(pid), self.loc(text)))
 
+    def rate_decl(self, c):
+        src, dst, num = c
+        self.out.rates.append(m.RateDecl(str(src), str(dst), float(num), self.loc(src)))
+
     def fact_decl(self, c):
         self.out.facts.append(m.FactDecl(c[0], c[1][1] if c[1] else 1.0, c[0].location))
 
@@ -275,7 +280,7 @@ def _syntax_error(exc: UnexpectedInput, path: str, text: str, end: int | None = 
     return RuleError(msg, Location(path, line, col), source_line(text, line))
 
 
-_STATEMENT_START = re.compile(r"^[ \t\u3000]*(?:include|type|entity|relation|pattern|fact|rule|goal)\b", re.M)
+_STATEMENT_START = re.compile(r"^[ \t\u3000]*(?:include|type|entity|relation|pattern|fact|rule|goal|rate)\b", re.M)
 
 
 def _statements(text: str) -> list[tuple[int, int]]:

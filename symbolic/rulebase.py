@@ -13,7 +13,8 @@ from .parser import ParsedFile, parse_text
 from .lint import regex_habits
 from .strata import strata
 from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
-from .values import Quantity, parse_value
+from .rates import check_rates, convert
+from .values import Money, Quantity, canonical_currency, parse_value
 
 
 class RuleBase:
@@ -30,6 +31,7 @@ class RuleBase:
         self.forward_rules: list[m.ForwardRule] = []
         self.backward_rules: list[m.BackwardRule] = []
         self.warnings: list[RuleError] = []
+        self.rates: dict[tuple[str, str], float] = {}   # (from, to) -> how many `to` one `from` is worth
         self._alias: dict[tuple[str, str], str] = {}
 
     @property
@@ -74,6 +76,9 @@ class RuleBase:
                             v = v.to(p.unit)
                         except ValueError:
                             pass
+                    elif isinstance(v, Money) and p.unit and self.rates:
+                        # a relation's declared currency: a declared rate converts an amount in another
+                        v = convert(v, canonical_currency(p.unit), self._rate_table()) or v
                     args.append(v)
                 s, e = match.span()
                 key = (sig.name, tuple(args), s, e)
@@ -85,6 +90,9 @@ class RuleBase:
                 out.append((Fact(sig.name, tuple(args), cp.pattern.cf, prov), s, e))
         out.sort(key=lambda t: (t[1], t[2]))
         return out
+
+    def _rate_table(self) -> tuple:
+        return tuple((s, d, r) for (s, d), r in self.rates.items())
 
     def _read(self, ptype: str, raw: str | None):
         """A placeholder's matched text as an entity id or value; None if it did not take part in the
@@ -183,6 +191,7 @@ def load_rulebase(target: str | Path | list) -> RuleBase:
             if define("relation", r.name, r.location):
                 rb.relations[r.name] = r
                 ck.check_signature(r)
+    rb.rates = check_rates(ck, parsed)
     ck.alias_index.clear()
     for e in rb.entities.values():
         for n in e.names:

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from . import model as m
 from .builtins import BuiltinError, aggregate, call_function, predicate
+from .rates import convert
 from .values import Date, Duration, Money, Percentage, Quantity, format_value
 
 
@@ -121,8 +122,10 @@ def _aggregate(call: m.Call, env: dict[str, Any], solve: Solver | None) -> Any:
                      lambda a, b: compare("<", a, b))
 
 
-def compare(op: str, a: Any, b: Any) -> bool:
+def compare(op: str, a: Any, b: Any, rates: tuple = ()) -> bool:
     a, b = _plain(a), _plain(b)
+    if rates and isinstance(a, Money) and isinstance(b, Money) and a.currency != b.currency:
+        b = convert(b, a.currency, rates) or b
     if op == "==":
         return a == b
     if op == "!=":
@@ -139,7 +142,7 @@ def test(c: m.Comparison | m.Builtin, env: dict[str, Any], solve: Solver | None 
     try:
         if isinstance(c, m.Builtin):
             return predicate(c.name, [evaluate(a, env, solve) for a in c.args]) != c.negated
-        return compare(c.op, evaluate(c.left, env, solve), evaluate(c.right, env, solve))
+        return compare(c.op, evaluate(c.left, env, solve), evaluate(c.right, env, solve), c.rates)
     except (EvalError, BuiltinError, re.error):
         return False
 

@@ -110,3 +110,31 @@ def test_a_claim_that_tips_a_sum_over_violates_the_rule(rb):
     assert c.verdict == "violates_rule" and c.rule_ids == ["R_SPLIT"]
     small = Claim(Fact("purchase", ("ann", "b", v("EUR 300")), 1.0, Provenance("answer")), "t", 0, 1)
     assert Verifier(rb).verify([small], ev).claims[0].verdict == "unsupported"
+
+
+def test_declared_currency_rates_in_comparisons_and_extraction(tmp_path):
+    from symbolic import Provenance
+    (tmp_path / "r.rules").write_text(
+        'type item\nentity item ax "AX"\nrelation price(item, money[USD])\n'
+        'rate USD CNY 7.0\n'
+        'pattern P: "{item} costs {x:money}" -> price(item, x)\n'
+        'rule R_MAX "A price is at most USD 1000": if price(?i, ?x) and ?x > "7000 元" then violation "{i}: {x}"\n')
+    rb = load_rulebase(tmp_path)
+    assert rb.rates == {("USD", "CNY"): 7.0}
+    (f, _s, _e), = rb.extract("The AX costs 8400 元.", source=Provenance("document", "d.md"))
+    assert str(f) == "price(ax, 1200 USD)"                    # 8400 CNY / 7.0, in the relation's currency
+    r = ForwardChainer(rb.forward_rules).run([f, Fact("price", ("ax2", v("USD 900")), 1.0)])
+    assert messages(r) == ["ax: 1200 USD"]                    # 1200 USD > 7000 CNY = 1000 USD
+
+
+@pytest.mark.parametrize("line, phrase", [
+    ("rate USD CNY 0", "a rate of 0 cannot convert money: it must be above zero"),
+    ("rate USD RMBB 7", "unknown currency 'RMBB' in a rate (did you mean 'RMB'?"),
+    ("rate USD USD 1", "not USD to itself"),
+    ("rate USD CNY 7\nrate CNY USD 0.15", "a second rate for CNY and USD"),
+])
+def test_bad_rates_are_located(tmp_path, line, phrase):
+    (tmp_path / "r.rules").write_text("type t\n" + line + "\n")
+    with pytest.raises(RuleErrors) as info:
+        load_rulebase(tmp_path)
+    assert phrase in str(info.value) and f"{tmp_path / 'r.rules'}:" in str(info.value)

@@ -71,7 +71,8 @@ class _LoadingGate:
         if self.state.load_error:
             kind, message = "unavailable", f"loading failed: {self.state.load_error}"
         else:
-            kind, message = "loading", f"the server is still loading ({self.state.load_progress.current or 'starting'})"
+            stage = getattr(self.state.load_progress, "current", None)
+            kind, message = "loading", f"the server is still loading ({stage or 'starting'})"
         body = json.dumps({"error": {"type": kind, "message": message, "request_id": None}}).encode()
         await send({"type": "http.response.start", "status": 503,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),

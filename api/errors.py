@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,7 +30,7 @@ def _openai(request: Request) -> bool:
     return request.url.path.startswith("/v1/")
 
 
-def error_response(status: int, kind: str, message: str, request: Request, headers: dict | None = None, *,
+def error_response(status: int, kind: str, message: str, request: Request, headers: Mapping[str, str] | None = None, *,
                    param: str | None = None, code: str | None = None) -> JSONResponse:
     rid = getattr(request.state, "request_id", None)
     if _openai(request):  # OpenAI clients read `type` as the error class and `code` as the specific reason

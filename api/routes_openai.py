@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
@@ -109,7 +109,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Any
     }
 
 
-async def _chunks(state: ServiceState, outputs: AsyncIterator[Any], first: Any, cid: str, created: int,
+async def _chunks(state: ServiceState, outputs: AsyncGenerator[Any, None], first: Any, cid: str, created: int,
                   model: str, include_usage: bool) -> AsyncIterator[str]:
     def chunk(delta: dict, finish: str | None) -> dict:
         return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,

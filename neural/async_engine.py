@@ -7,7 +7,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any, Protocol
 
 from neural.errors import EngineError
@@ -127,7 +127,7 @@ class AsyncEngine:
 
     async def generate(
         self, prompt: str | list[int], sampling: Any = None, request_id: str | None = None
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """Stream RequestOutputs; cancelling or closing the iterator aborts the request."""
         sink = _LoopSink(asyncio.get_running_loop())
         rid = self._submit(prompt, sampling, sink, request_id)

@@ -23,9 +23,12 @@ DEFAULT_CONTEXT_LEN = 2048
 
 
 class Generator(Protocol):
-    """What the answer loop needs of a model: neural.Engine and api's EngineClient both fit."""
-    tokenizer: Any
-    max_model_len: int
+    """What the answer loop needs of a model: neural.Engine and api's EngineClient both fit (read-only: the
+    client's are properties; an unknown context length falls back to DEFAULT_CONTEXT_LEN)."""
+    @property
+    def tokenizer(self) -> Any: ...
+    @property
+    def max_model_len(self) -> int | None: ...
 
     def chat(self, messages: list[dict], sampling: Any = None) -> Any: ...
     def stream(self, prompt: str | list[dict], sampling: Any = None) -> Iterator[Any]: ...

@@ -5,10 +5,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from api.commands.generate import QUANTIZATION_CHOICES, QUANTIZATION_HELP
 from api.commands.models import MODEL_HELP
 from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_MAX_TOKENS, DEFAULT_RULES_DIR
+
+if TYPE_CHECKING:
+    from pipeline.evaluation.dataset import SystemItem
+    from symbolic import RuleBase
 
 
 def _compare_parser() -> argparse.ArgumentParser:
@@ -22,11 +28,12 @@ def _compare_parser() -> argparse.ArgumentParser:
 class _Help(argparse._HelpAction):
     """`verirag eval compare --help` describes compare, not eval (compare is eval's first positional)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: object) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         if getattr(namespace, "dataset", None) == "compare":
             _compare_parser().print_help()
             parser.exit()
-        super().__call__(parser, namespace, *args)
+        super().__call__(parser, namespace, values, option_string)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -103,13 +110,13 @@ def _run(args: argparse.Namespace) -> int:
         cfg = DetectorConfig.for_language(ds.items[0].language)
         verify, how = make_verify()
         config = {"detector": cfg.__dict__, "claim_check": how}
-        process = DetectorProcessor(cfg, verify)
+        process: Callable[[Any], dict] = DetectorProcessor(cfg, verify)
     else:
         from pipeline.evaluation.processors import SystemProcessor, read_support
         from pipeline.evaluation.system import build_system
 
         _load_rules(args)
-        support = read_support(args.kb, ds.items)
+        support = read_support(args.kb, cast("list[SystemItem]", ds.items))  # a system (or context) dataset
         setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
                              max_tokens=args.max_tokens, generate=not context, quantization=args.quantization)
         config = setup.describe
@@ -139,7 +146,8 @@ def _run_extraction(args: argparse.Namespace) -> int:
                          max_tokens=args.max_tokens, quantization=args.quantization)
     if setup.read_claims is None:
         raise RunError("this pipeline's Answerer has no read_claims(question, answer): nothing to measure")
-    process = ExtractionProcessor(claims_reader(setup.read_claims), rb, frozenset(unscored_relations(rb)))
+    process: Callable[[Any], dict] = ExtractionProcessor(claims_reader(setup.read_claims), rb,
+                                                         frozenset(unscored_relations(rb)))
     summary = run_eval(RunSpec(ds, out, args.limit, args.seed, setup.describe, progress=not args.no_progress,
                                mode="extraction"), process)
     print(json.dumps(_brief(summary), indent=2, ensure_ascii=False))
@@ -147,7 +155,7 @@ def _run_extraction(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_rules(args: argparse.Namespace) -> object:
+def _load_rules(args: argparse.Namespace) -> RuleBase:
     """Check --kb and --rules before a model loads for seconds: a missing folder, or rules that do not load
     (an empty folder, a syntax error), is a one-line error naming the flag, not a traceback."""
     from pipeline.evaluation.runner import RunError

@@ -45,16 +45,16 @@ def handler(args: argparse.Namespace) -> int:
             raise EngineError("prompt is empty")
         engine = Engine(EngineConfig(model=args.model, dtype=args.dtype, num_threads=args.threads,
                                      quantization=args.quantization))
-        prompt = [{"role": "user", "content": args.prompt}] if args.chat else args.prompt
+        chat = [{"role": "user", "content": args.prompt}]
         if args.stream:
             final = None
-            for out in engine.stream(prompt, sampling):
+            for out in engine.stream(chat if args.chat else args.prompt, sampling):
                 sys.stdout.write(out.delta_text)
                 sys.stdout.flush()
                 final = out
             sys.stdout.write("\n")
         else:
-            final = engine.chat(prompt, sampling) if args.chat else engine.generate(prompt, sampling)[0]
+            final = engine.chat(chat, sampling) if args.chat else engine.generate(args.prompt, sampling)[0]
             print(final.text)
     except (EngineError, ValueError) as exc:
         print(f"verirag generate: error: {exc}", file=sys.stderr)

@@ -45,7 +45,7 @@ def handler(args: argparse.Namespace) -> int:
     if args.print_settings:
         return 0
     for path, what in ((settings.kb_dir, "knowledge base"), (settings.rules_dir, "rules")):
-        if not path.exists():
+        if path is None or not path.exists():
             print(f"verirag serve: error: {what} folder not found: {path}", file=sys.stderr)
             return 2
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")

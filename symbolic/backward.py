@@ -173,8 +173,22 @@ class BackwardChainer:
             env2 = _bind(first, args, env)
             if env2 is None:
                 continue
-            for e3, proofs, cfs in self._conj(rest, env2, depth, stack, why):
-                yield e3, [node, *proofs], [node.cf, *cfs]
+            for env3, cf in _sources(first, node, env2):
+                for e3, proofs, cfs in self._conj(rest, env3, depth, stack, why):
+                    yield e3, [node, *proofs], [cf, *cfs]
+
+
+def _sources(atom: m.Atom, node: Node, env: dict[str, Any]):
+    """`… from ?doc`: one binding per document a fact supporting the node comes from, at that fact's CF
+    (a conclusion of goal rules has no document); without `from`, the node itself."""
+    if atom.source is None:
+        yield env, node.cf
+        return
+    name = atom.source.name
+    for s in node.supports:
+        doc = s.fact.provenance.doc_id if s.fact is not None else None
+        if doc is not None and s.cf > THRESHOLD and env.get(name, doc) == doc:
+            yield {**env, name: doc}, s.cf
 
 
 def _next_ready(premises: list, env: dict[str, Any]) -> int:

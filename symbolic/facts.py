@@ -15,6 +15,8 @@ class Provenance:
     end: int | None = None
     superseded: bool = False
     rule_id: str | None = None
+    effective_date: str | None = None   # the document's front matter `effective_date` (ISO), if any
+    authority: str | None = None        # the document's front matter `authority` (policy, note, …)
 
     def describe(self) -> str:
         where = self.doc_id or self.source
@@ -26,7 +28,8 @@ class Provenance:
 
     def to_dict(self) -> dict:
         return {"source": self.source, "doc_id": self.doc_id, "start": self.start, "end": self.end,
-                "superseded": self.superseded, "rule_id": self.rule_id}
+                "superseded": self.superseded, "rule_id": self.rule_id, "effective_date": self.effective_date,
+                "authority": self.authority}
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,8 @@ def _pattern(atom: m.Atom, bound: set[str], negated: bool) -> XFact:
         elif isinstance(a, m.Var):
             # inside `not`, a variable no positive condition binds matches anything
             fields[f"a{i}"] = W() if negated and a.name not in bound else getattr(MATCH, "v_" + a.name)
+    if atom.source is not None:
+        fields["doc"] = getattr(MATCH, "v_" + atom.source.name)
     return XFact(**fields)
 
 
@@ -202,7 +204,7 @@ def _halt(engine: _Engine, run: _Run, why: str) -> None:
 
 
 def _xfact(f: Fact, fid: int) -> XFact:
-    fields = {"rel": f.relation, "cf": effective_cf(f), "fid": fid}
+    fields = {"rel": f.relation, "cf": effective_cf(f), "fid": fid, "doc": f.provenance.doc_id}
     fields.update({f"a{i}": a for i, a in enumerate(f.args)})
     return XFact(**fields)
 

@@ -1,7 +1,7 @@
 """Typed objects a rule file parses into: vocabulary, patterns, facts, forward and backward rules."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from .errors import Location
@@ -84,9 +84,10 @@ class Atom:
     relation: str
     args: tuple
     location: Location | None = field(default=None, compare=False)
+    source: Var | None = None     # `… from ?doc`: binds the document id of the matched fact
 
     def __str__(self) -> str:
-        return f"{self.relation}({', '.join(map(str, self.args))})"
+        return f"{self.relation}({', '.join(map(str, self.args))})" + (f" from {self.source}" if self.source else "")
 
 
 @dataclass(frozen=True)
@@ -253,6 +254,8 @@ def term_vars(term: Any) -> set[str]:
         return term_vars(term.left) | term_vars(term.right)
     if isinstance(term, Negate):
         return term_vars(term.operand)
+    if isinstance(term, Atom) and term.source is not None:
+        return term_vars(replace(term, source=None)) | {term.source.name}
     if isinstance(term, (Atom, Call, Builtin)):
         return set().union(*(term_vars(a) for a in term.args)) if term.args else set()
     if isinstance(term, Not):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -145,6 +145,7 @@ class _Build(Transformer):
         return m.Atom(str(c[0]), args, self.loc(c[0]))
 
     def negation(self, c): return m.Not(c[0], c[0].location)
+    def sourced(self, c): return replace(c[0], source=m.Var(str(c[1])[1:], self.loc(c[1])))
     def comparison(self, c):
         op = "==" if str(c[1]) == "=" else str(c[1])
         return m.Comparison(op, c[0], c[2], self.loc(c[1]))

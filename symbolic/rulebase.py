@@ -13,6 +13,7 @@ from .parser import ParsedFile, parse_text
 from .lint import regex_habits
 from .strata import strata
 from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
+from .provenance import with_document_relations
 from .rates import check_rates, convert
 from .values import Money, Quantity, canonical_currency, parse_value
 
@@ -191,6 +192,7 @@ def load_rulebase(target: str | Path | list) -> RuleBase:
             if define("relation", r.name, r.location):
                 rb.relations[r.name] = r
                 ck.check_signature(r)
+    ck.relations = with_document_relations(rb.relations)
     rb.rates = check_rates(ck, parsed)
     ck.alias_index.clear()
     for e in rb.entities.values():

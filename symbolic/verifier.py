@@ -11,6 +11,7 @@ from .cf import THRESHOLD, combine, combine_all, effective_cf
 from .explain import how_json, how_text
 from .facts import Claim, Fact
 from .forward import ForwardChainer, ForwardResult, Violation
+from .provenance import document_facts, precedence
 from .rulebase import RuleBase
 
 VERDICTS = ("supported", "contradicted", "unsupported", "violates_rule")
@@ -101,7 +102,7 @@ class Verifier:
         for f in evidence:
             if not isinstance(f, Fact):
                 raise TypeError(f"evidence must be Fact objects, got {f!r}")
-        base = [*evidence, *self.rb.facts]
+        base = [*evidence, *self.rb.facts, *document_facts(evidence)]
         focus = {c.fact.relation for c in claims}
         by_rel: dict[str, list[Fact]] = {}
         at_rel: dict[str, list[int]] = {}
@@ -126,14 +127,14 @@ class Verifier:
                 verdicts.append(self._violation(claim, hits))
                 continue
             sig = self.rb.relations.get(claim.fact.relation)
-            match, conflict = self._direct(claim.fact, sig, by_rel.get(claim.fact.relation, []))
+            match, conflict, notes = self._direct(claim.fact, sig, by_rel.get(claim.fact.relation, []))
             proofs: list[Node] = []
             if not match and not conflict and self.rb.backward_rules:
                 if chainer is None:
                     chainer = BackwardChainer(self.rb.backward_rules, [*base, *derived_evidence],
                                               max_depth=self.max_depth)
                 proofs = self._prove(chainer, claim.fact, sig)
-            verdicts.append(self._judge(claim, match, conflict, proofs))
+            verdicts.append(self._judge(claim, match, conflict, proofs, notes))
         forward = {"firings": fwd.firings, "halted": fwd.halted, "rules": fwd.rule_ids}
         return Verification(verdicts, fwd.violations, forward)
 
@@ -170,16 +171,12 @@ class Verifier:
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
-    def _direct(claim: Fact, sig, candidates: list[Fact]) -> tuple[list[Fact], list[Fact]]:
+    def _direct(claim: Fact, sig, candidates: list[Fact]) -> tuple[list[Fact], list[Fact], list[str]]:
         match = [f for f in candidates if f.args == claim.args]
         subj = _subject(claim, sig)
         conflict = [] if subj is None else \
             [f for f in candidates if f.args[:-1] == subj and f.args[-1] != claim.args[-1]]
-        current = [f for f in (*match, *conflict) if not f.provenance.superseded]
-        if current:  # current evidence wins over superseded evidence
-            match = [f for f in match if not f.provenance.superseded]
-            conflict = [f for f in conflict if not f.provenance.superseded]
-        return match, conflict
+        return precedence(match, conflict)
 
     @staticmethod
     def _prove(chainer: BackwardChainer, claim: Fact, sig) -> list[Node]:
@@ -193,7 +190,8 @@ class Verifier:
             nodes += chainer.prove(claim.relation, claim.args)
         return nodes
 
-    def _judge(self, claim: Claim, match: list[Fact], conflict: list[Fact], proofs: list[Node]) -> ClaimVerdict:
+    def _judge(self, claim: Claim, match: list[Fact], conflict: list[Fact], proofs: list[Node],
+               notes: list[str] = ()) -> ClaimVerdict:
         fact = claim.fact
         pro = [effective_cf(f) for f in match] + [p.cf for p in proofs if p.args == fact.args]
         con = [effective_cf(f) for f in conflict] + [p.cf for p in proofs if p.args != fact.args]
@@ -204,7 +202,7 @@ class Verifier:
         trace = {"claim": fact.to_dict(), "support_cf": round(support, 4), "against_cf": round(against, 4),
                  "claim_cf": round(net, 4), "supporting": [f.to_dict() for f in match],
                  "conflicting": [f.to_dict() for f in conflict], "proofs": [how_json(p) for p in proofs]}
-        lines = []
+        lines = list(notes)    # which evidence took precedence, and why
         for f in match:
             lines.append(f"evidence {f} from {f.provenance.describe()} agrees (CF {effective_cf(f):.2f})")
         for f in conflict:
@@ -219,7 +217,7 @@ class Verifier:
             verdict, cf = "contradicted", -net
         else:
             verdict, cf = "unsupported", 1.0 - abs(net)
-            if not lines:
+            if len(lines) == len(notes):
                 lines.append(f"no evidence mentions {fact.relation} for {', '.join(map(str, fact.args[:-1] or fact.args))}")
             else:
                 lines.append(f"the evidence is too weak or conflicting (CF {net:.2f}, needs more than {THRESHOLD})")

@@ -1,6 +1,7 @@
 """A knowledge base folder's evidence facts under a rule base, read without building a search index."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,18 @@ _CACHE: dict[tuple[str, int], KBFacts] = {}
 
 
 def kb_facts(kb_dir: str | Path, rulebase: Any) -> KBFacts:
-    """The KB's evidence facts (authoritative, unquarantined chunks), once per (folder, rule base)."""
+    """The KB's evidence facts (authoritative, unquarantined chunks), once per (folder, rule base), with
+    their documents' effective date and authority in the provenance (rules can match them)."""
     key = (str(Path(kb_dir).resolve()), id(rulebase))
     if key not in _CACHE:
-        _CACHE[key] = KBFactCache._read(evidence_passages(kb_passages(kb_dir)), rulebase)
+        passages = evidence_passages(kb_passages(kb_dir))
+        read = KBFactCache._read(passages, rulebase)
+        meta = {p.doc_id: (p.effective_date, p.authority) for p in passages}
+        out = KBFacts(values=read.values)
+        for f in read.facts:
+            eff, auth = meta.get(f.provenance.doc_id, (None, None))
+            g = replace(f, provenance=replace(f.provenance, effective_date=eff and str(eff), authority=auth))
+            out.facts.append(g)
+            out.passage_of[id(g)] = read.passage_for(f)
+        _CACHE[key] = out
     return _CACHE[key]

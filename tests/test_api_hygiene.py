@@ -115,3 +115,46 @@ def test_docs_and_redoc_are_served_offline(svc) -> None:
     for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js"):
         r = httpx.get(f"{url}/static/docs/{asset}")
         assert r.status_code == 200 and len(r.content) > 100_000
+
+
+def test_verirag_serve_writes_json_access_lines_not_uvicorns(tmp_path, monkeypatch, capfd) -> None:
+    import threading
+
+    import api.app as app_module
+    from api.cli import build_parser
+    from api_support import free_port
+
+    release = threading.Event()
+
+    def fake_build(settings, progress):  # hold the loading stage, then fail it: that stops the server
+        release.wait(20)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(app_module, "build_components", fake_build)
+    port = free_port()
+    args = build_parser().parse_args(["serve", "--port", str(port), "--kb", str(tmp_path), "--rules", str(tmp_path)])
+    result: list[int] = []
+    server = threading.Thread(target=lambda: result.append(args.func(args)), daemon=True)
+    server.start()
+    access = logging.getLogger("verirag.access")
+    try:
+        deadline = time.time() + 20
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/healthz", headers={"X-Request-ID": "serve-log-1"})
+                break
+            except httpx.ConnectError:
+                assert time.time() < deadline
+                time.sleep(0.05)
+        assert r.status_code == 200
+    finally:
+        release.set()
+        server.join(20)
+        for h in list(access.handlers):  # serve configured the process's logging: undo it for later tests
+            access.removeHandler(h)
+        access.propagate = True
+    assert result == [1]
+    err = capfd.readouterr().err
+    line = json.loads(next(ln for ln in err.splitlines() if "serve-log-1" in ln))
+    assert line == {**line, "route": "/healthz", "status": 200, "aborted": False, "request_id": "serve-log-1"}
+    assert '"GET /healthz HTTP/1.1" 200' not in err  # uvicorn's own access line is off

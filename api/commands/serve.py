@@ -54,6 +54,7 @@ def handler(args: argparse.Namespace) -> int:
     handler.setFormatter(logging.Formatter("%(message)s" if settings.access_log == "json"
                                            else "%(asctime)s access: %(message)s"))
     access.addHandler(handler)
+    access.setLevel(logging.INFO)  # on unless --access-log off, whatever the log level (basicConfig may be a no-op)
     access.propagate = False
     import uvicorn
 

@@ -3,20 +3,23 @@
 Reports verification latency (median of repeated runs, warm engine cache) at 500 rules / 5,000 facts and
 its growth when rules or facts double, plus the cost without the relevance filter (every rule and fact
 handed to experta's RETE) for comparison. Usage: .venv/bin/python bench/rules.py [--repeat 20]
+`--load 2000,20000` measures (re)loading rule bases of those sizes instead.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from symbolic import Claim, Fact, Provenance, Verifier, load_rulebase  # noqa: E402
+from symbolic import Claim, Fact, Provenance, RuleBaseHolder, Verifier, load_rulebase  # noqa: E402
 from symbolic.values import Duration  # noqa: E402
 
 N_REL = 100
@@ -74,11 +77,58 @@ def measure(n_rules: int, n_facts: int, repeat: int, *, focus_all: bool = False)
             "fired_rules": len(res.forward["rules"])}
 
 
+def _rss_mb() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def measure_load(n_rules: int) -> dict:
+    """Reload a served rule base from 200 to n_rules rules and back (RuleBaseHolder, as the API does):
+    load time, the longest stall another thread sees meanwhile (a /healthz stand-in pinging every
+    10 ms), and resident memory before, with, and after swapping back."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "bench.rules"
+        path.write_text(rule_text(200))
+        holder = RuleBaseHolder(d)
+        rss0 = _rss_mb()
+        path.write_text(rule_text(n_rules))
+        gaps, stop = [0.0], threading.Event()
+
+        def ping() -> None:
+            last = time.perf_counter()
+            while not stop.is_set():
+                time.sleep(0.01)
+                now = time.perf_counter()
+                gaps[0] = max(gaps[0], now - last - 0.01)
+                last = now
+        pinger = threading.Thread(target=ping)
+        pinger.start()
+        t = time.perf_counter()
+        errors = holder.reload()
+        load_s = time.perf_counter() - t
+        rss_big = _rss_mb()
+        path.write_text(rule_text(200))
+        holder.reload()
+        stop.set()
+        pinger.join()
+        assert not errors and holder.generation == 3
+        return {"rules": n_rules, "load_s": load_s, "stall_ms": gaps[0] * 1e3, "rss0": rss0, "rss_big": rss_big,
+                "rss_after": _rss_mb()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--skip-unfiltered", action="store_true")
+    ap.add_argument("--load", default="", help="comma-separated rule counts: only measure (re)loading them")
     args = ap.parse_args()
+    if args.load:
+        print(f"{'rules':>6} {'reload s':>9} {'longest stall ms':>17} {'RSS MB: 200 rules':>18} {'loaded':>7} "
+              f"{'back to 200':>12}")
+        for n in map(int, args.load.split(",")):
+            r = measure_load(n)
+            print(f"{r['rules']:>6} {r['load_s']:>9.1f} {r['stall_ms']:>17.0f} {r['rss0']:>18.0f} "
+                  f"{r['rss_big']:>7.0f} {r['rss_after']:>12.0f}")
+        return
     base = measure(500, 5000, args.repeat)
     rows = [base, measure(1000, 5000, args.repeat), measure(500, 10000, args.repeat),
             measure(500, 20000, args.repeat)]

@@ -74,3 +74,23 @@ cases:
     assert main(["rules", "test", f]) == 1
     out = capsys.readouterr().out
     assert f"{f}:6:1: unknown relation 'grade_off' (did you mean 'grade_of'?)" in out
+
+
+def test_explain_a_claim_against_the_kb(capsys):
+    rules, kb = str(ROOT / "rules"), str(ROOT / "kb")
+    assert main(["rules", "explain", "--claim", "The hotel limit in London is EUR 200 per night.",
+                 "--rules", rules, "--kb", kb]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("hotel_limit_for_city(london, 200 EUR): violates_rule (CF 1.00) [TRV_CITY_HOTEL_CAP]")
+    assert main(["rules", "explain", "--claim", "hotel_limit_for_city(london, \"EUR 180\")",
+                 "--rules", rules, "--kb", kb, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["claims"][0]["verdict"] == "supported" and "G_CITY_HOTEL" in got["claims"][0]["rule_ids"]
+
+
+def test_explain_a_claim_shows_why_goals_were_asked(tmp_path, capsys):
+    assert main(["rules", "explain", "--claim", "can_approve(amy, \"EUR 3000\")", "--rules", str(CLAIMGOALS)]) == 1
+    out = capsys.readouterr().out
+    assert "can_approve(amy, 3000 EUR): unsupported" in out
+    assert "WHY (goals asked but not proved):" in out and "asked because rule G_APPROVE needs it" in out
+    assert main(["rules", "explain", "--rules", str(CLAIMGOALS)]) == 2     # neither a goal nor --claim

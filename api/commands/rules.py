@@ -15,6 +15,7 @@ from symbolic.fact_input import load_facts_file
 from symbolic.parser import parse_text
 
 from api.commands import rules_test
+from api.commands.rules_claim import explain_claim
 
 
 def register(subparsers) -> None:
@@ -25,10 +26,12 @@ def register(subparsers) -> None:
     c.add_argument("--strict", action="store_true", help="warnings fail the check too")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=check)
-    e = sub.add_parser("explain", help="prove a goal from facts and print HOW/WHY")
-    e.add_argument("goal", help="e.g. 'grandparent(tom, ?z)'")
-    e.add_argument("--facts", required=True, help="facts: a .rules file of `fact` lines, or a JSON/YAML list "
-                                                  "[{\"relation\": ..., \"args\": [...], \"cf\": ...}]")
+    e = sub.add_parser("explain", help="prove a goal, or check a claim, and print HOW/WHY")
+    e.add_argument("goal", nargs="?", help="e.g. 'grandparent(tom, ?z)' (or give --claim)")
+    e.add_argument("--claim", help="a claim to check instead: a sentence the patterns read, or p(a, b)")
+    e.add_argument("--kb", help="a knowledge base folder: every fact its documents state is evidence")
+    e.add_argument("--facts", help="facts: a .rules file of `fact` lines, or a JSON/YAML list "
+                                   "[{\"relation\": ..., \"args\": [...], \"cf\": ...}]")
     e.add_argument("--rules", default="rules", help="rule folder or file (default: rules/)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=explain)
@@ -84,14 +87,22 @@ def _goal_atom(text: str, rb) -> m.Atom:
 
 
 def explain(args: argparse.Namespace) -> int:
-    facts_path = Path(args.facts)
-    if not facts_path.exists():
+    if (args.goal is None) == (args.claim is None):
+        print("error: give a goal, or --claim TEXT (one of the two)", file=sys.stderr)
+        return 2
+    facts_path = Path(args.facts) if args.facts else None
+    if facts_path is not None and not facts_path.exists():
         print(f"error: no such facts file: {facts_path}", file=sys.stderr)
         return 2
     try:
-        is_rules = facts_path.suffix == ".rules"
+        is_rules = facts_path is not None and facts_path.suffix == ".rules"
         rb = load_rulebase([args.rules, facts_path] if is_rules else args.rules)
-        facts = list(rb.facts) if is_rules else [*rb.facts, *load_facts_file(facts_path, rb)]
+        facts = list(rb.facts) if is_rules or facts_path is None else [*rb.facts, *load_facts_file(facts_path, rb)]
+        if args.kb:
+            from api.commands.kb_evidence import kb_facts
+            facts += kb_facts(args.kb, rb).facts
+        if args.claim is not None:
+            return explain_claim(args, rb, [f for f in facts if f.provenance.source != "rulebase"])
         atom = _goal_atom(args.goal, rb)
     except RuleError as exc:
         for e in _errors(exc):

@@ -19,8 +19,9 @@ def _date(x: Any, name: str) -> dt.date:
     return x.value
 
 
-def business_days(a: dt.date, b: dt.date) -> int:
-    """Monday-to-Friday days after ``a`` up to and including ``b`` (negative when b is before a)."""
+def business_days(a: dt.date, b: dt.date, holidays: frozenset = frozenset()) -> int:
+    """Monday-to-Friday days after ``a`` up to and including ``b`` that are no declared holiday
+    (negative when b is before a)."""
     sign = 1 if b >= a else -1
     lo, hi = (a, b) if sign > 0 else (b, a)
     whole, rest = divmod((hi - lo).days, 7)
@@ -29,14 +30,15 @@ def business_days(a: dt.date, b: dt.date) -> int:
     for _ in range(rest):
         day += dt.timedelta(days=1)
         n += day.weekday() < 5
+    n -= sum(1 for h in holidays if lo < h <= hi and h.weekday() < 5)
     return sign * n
 
 
-def call_function(name: str, args: list[Any]) -> Any:
+def call_function(name: str, args: list[Any], holidays: frozenset = frozenset()) -> Any:
     if name == "days_between":      # calendar days from the first date to the second
         return Duration((_date(args[1], name) - _date(args[0], name)).days, "day")
     if name == "business_days_between":
-        return Duration(business_days(_date(args[0], name), _date(args[1], name)), "workday")
+        return Duration(business_days(_date(args[0], name), _date(args[1], name), holidays), "workday")
     raise BuiltinError(f"unknown function {name}")
 
 

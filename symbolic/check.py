@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import model as m
-from .check_builtins import call_type, check_builtin, is_predicate
+from .check_builtins import call_type, check_builtin, is_predicate, with_calendar
 from .errors import Location, RuleError, source_line
 from .values import CURRENCIES, TIME_DIMENSIONS, UNITS, Money, Quantity, canonical_currency, canonical_unit, \
     value_type
@@ -22,6 +22,7 @@ class Checker:
         self.warnings: list[RuleError] = []
         self.alias_index: dict[tuple[str, str], str] = {}
         self.rates: tuple = ()     # (from, to, rate) of the rule base's `rate` statements
+        self.holidays: frozenset = frozenset()   # the dates of its `holiday` statements
         for e in entities.values():
             for n in e.names:
                 self.alias_index.setdefault((e.type, n.strip().lower()), e.id)
@@ -200,6 +201,7 @@ class Checker:
                     self.error(f"type mismatch: cannot compare {lt} with {rt}", c.location)
                 if self.rates:
                     out[i] = replace(c, rates=self.rates)
+                out[i] = with_calendar(out[i], self.holidays)
         return out, bound
 
     def check_forward(self, r: m.ForwardRule) -> m.ForwardRule:
@@ -216,7 +218,7 @@ class Checker:
                 for arg in atom.args:
                     if isinstance(arg, m.Wildcard):
                         self.error(f"rule {r.id} cannot assert a wildcard _", arg.location)
-                a = replace(a, atom=atom)
+                a = replace(a, atom=with_calendar(atom, self.holidays))
             else:
                 for name in re.findall(r"\{\??([^\W\d]\w*)\}", a.message):
                     if name not in bound:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from typing import Any
 
 from . import model as m
@@ -70,6 +71,24 @@ def call_type(ck: Any, e: m.Call, var_types: dict[str, str]) -> str | None:
                  f"{e.name}(?v, {atom.relation}(…, ?v))", e.location)
         return None
     return local.get(var.name)
+
+
+def with_calendar(term: Any, holidays: frozenset) -> Any:
+    """The term with the rule base's holidays given to every business_days_between in it."""
+    if not holidays:
+        return term
+    if isinstance(term, m.Call):
+        args = tuple(with_calendar(a, holidays) for a in term.args)
+        return replace(term, args=args, holidays=holidays if term.name == "business_days_between" else term.holidays)
+    if isinstance(term, m.BinOp):
+        return replace(term, left=with_calendar(term.left, holidays), right=with_calendar(term.right, holidays))
+    if isinstance(term, m.Negate):
+        return replace(term, operand=with_calendar(term.operand, holidays))
+    if isinstance(term, m.Comparison):
+        return replace(term, left=with_calendar(term.left, holidays), right=with_calendar(term.right, holidays))
+    if isinstance(term, m.Atom):
+        return replace(term, args=tuple(with_calendar(a, holidays) for a in term.args))
+    return term
 
 
 def aggregate_atom(call: m.Call) -> m.Atom:

@@ -71,6 +71,7 @@ class Call:
     name: str
     args: tuple
     location: Location | None = field(default=None, compare=False)
+    holidays: frozenset = field(default=frozenset(), compare=False)   # business days: the declared holidays
 
     def __str__(self) -> str:
         return f"{self.name}({', '.join(map(str, self.args))})"

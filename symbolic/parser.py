@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput
@@ -30,6 +31,7 @@ class ParsedFile:
     patterns: list[m.Pattern] = field(default_factory=list)
     facts: list[m.FactDecl] = field(default_factory=list)
     rates: list[m.RateDecl] = field(default_factory=list)
+    holidays: list[tuple[Any, Location]] = field(default_factory=list)   # (datetime.date, where declared)
     rules: list[m.ForwardRule] = field(default_factory=list)
     goals: list[m.BackwardRule] = field(default_factory=list)
 
@@ -201,6 +203,11 @@ class _Build(Transformer):
         self.out.patterns.append(m.Pattern(str(pid), body, raw, atom,
                                            cf[1] if cf else 1.0, self.loc(pid), self.loc(text)))
 
+    def holiday_decl(self, c):
+        day = self.date([c[0]])
+        if isinstance(day.value, Date):
+            self.out.holidays.append((day.value.value, self.loc(c[0])))
+
     def rate_decl(self, c):
         src, dst, num = c
         self.out.rates.append(m.RateDecl(str(src), str(dst), float(num), self.loc(src)))
@@ -229,7 +236,8 @@ class _Build(Transformer):
                                                  variant=k))
 
 
-STATEMENT_START = _STATEMENT_START = re.compile(r"^[ \t\u3000]*(?:include|type|entity|relation|pattern|fact|rule|goal|rate)\b", re.M)
+STATEMENT_START = _STATEMENT_START = re.compile(
+    r"^[ \t\u3000]*(?:include|type|entity|relation|pattern|fact|rule|goal|rate|holiday)\b", re.M)
 
 
 def _statements(text: str) -> list[tuple[int, int]]:

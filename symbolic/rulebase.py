@@ -32,7 +32,8 @@ class RuleBase:
         self.forward_rules: list[m.ForwardRule] = []
         self.backward_rules: list[m.BackwardRule] = []
         self.warnings: list[RuleError] = []
-        self.rates: dict[tuple[str, str], float] = {}   # (from, to) -> how many `to` one `from` is worth
+        self.rates: dict[tuple[str, str], float] = {}
+        self.holidays: frozenset = frozenset()   # `holiday` dates: no business days   # (from, to) -> how many `to` one `from` is worth
         self._alias: dict[tuple[str, str], str] = {}
 
     @property
@@ -164,6 +165,7 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
                 ck.check_signature(r)
     ck.relations = with_document_relations(rb.relations)
     rb.rates = check_rates(ck, parsed)
+    rb.holidays = ck.holidays = frozenset(day for pf in parsed for day, _loc in pf.holidays)
     ck.alias_index.clear()
     for e in rb.entities.values():
         for n in e.names:

@@ -100,7 +100,7 @@ def evaluate(term: Any, env: dict[str, Any], solve: Solver | None = None) -> Any
         try:
             if term.name in m.AGGREGATES:
                 return _aggregate(term, env, solve)
-            return call_function(term.name, [evaluate(a, env, solve) for a in term.args])
+            return call_function(term.name, [evaluate(a, env, solve) for a in term.args], term.holidays)
         except BuiltinError as exc:
             raise EvalError(str(exc)) from None
     raise EvalError(f"cannot evaluate {term}")

@@ -138,3 +138,20 @@ def test_bad_rates_are_located(tmp_path, line, phrase):
     with pytest.raises(RuleErrors) as info:
         load_rulebase(tmp_path)
     assert phrase in str(info.value) and f"{tmp_path / 'r.rules'}:" in str(info.value)
+
+
+def test_business_days_skip_declared_holidays(tmp_path):
+    (tmp_path / "r.rules").write_text(
+        'type item\nrelation received(item, date)\nrelation paid(item, date)\n'
+        'holiday 2025-12-25 "Christmas"\nholiday 2025-12-26\nholiday 2025-12-27 "a Saturday: no effect"\n'
+        'rule R "Paid within 3 business days": if received(?i, ?a) and paid(?i, ?b)'
+        ' and business_days_between(?a, ?b) > 3 workdays then violation "{i}"\n')
+    rb = load_rulebase(tmp_path)
+    # 2025-12-23 (Tue) -> 2025-12-29 (Mon): Wed 24, [Thu 25, Fri 26 holidays], Mon 29 = 2 business days
+    ok = run(rb, ("received", ("x", v("2025-12-23")), 1.0), ("paid", ("x", v("2025-12-29")), 1.0))
+    late = run(rb, ("received", ("y", v("2025-12-23")), 1.0), ("paid", ("y", v("2025-12-31")), 1.0))  # 4
+    assert (ok.violations, messages(late)) == ([], ["y"])
+    with pytest.raises(RuleErrors) as info:
+        (tmp_path / "r.rules").write_text("holiday 2025-02-30\n")
+        load_rulebase(tmp_path)
+    assert ":1:9: not a valid date" in str(info.value)

@@ -10,6 +10,7 @@ from typing import Any
 from . import model as m
 from .check_builtins import call_type, check_builtin, is_predicate, with_calendar
 from .errors import Location, RuleError, source_line
+from .rates import currency_mismatch
 from .values import CURRENCIES, TIME_DIMENSIONS, UNITS, Money, Quantity, canonical_currency, canonical_unit, \
     value_type
 
@@ -23,6 +24,7 @@ class Checker:
         self.alias_index: dict[tuple[str, str], str] = {}
         self.rates: tuple = ()     # (from, to, rate) of the rule base's `rate` statements
         self.holidays: frozenset = frozenset()   # the dates of its `holiday` statements
+        self.var_currency: dict[str, str] = {}   # the rule being checked: ?x -> the currency its relation declares
         for e in entities.values():
             for n in e.names:
                 self.alias_index.setdefault((e.type, n.strip().lower()), e.id)
@@ -126,6 +128,8 @@ class Checker:
                 if prev and prev != p.type and not _compatible(prev, p.type):
                     self.error(f"type mismatch: ?{a.name} is a {prev} but {where} is a {p.type}", a.location)
                 var_types.setdefault(a.name, p.type)
+                if p.type == "money" and p.unit:
+                    self.var_currency.setdefault(a.name, canonical_currency(p.unit))
             elif isinstance(a, m.Wildcard):
                 if ground:
                     self.error("a fact cannot contain the wildcard _", a.location)
@@ -178,6 +182,7 @@ class Checker:
         """``given``: variables bound before the conditions run (a goal's conclusion, from the claim)."""
         bound: set[str] = set()
         out = []
+        self.var_currency = {}
         for c in conds:  # positive atoms first bind; order-independent like CLIPS
             if isinstance(c, m.Atom) and is_predicate(self, c):
                 c = m.Builtin(c.relation, c.args, c.location)
@@ -199,6 +204,8 @@ class Checker:
                 lt, rt = self.expr_type(c.left, var_types), self.expr_type(c.right, var_types)
                 if lt and rt and not _compatible(lt, rt):
                     self.error(f"type mismatch: cannot compare {lt} with {rt}", c.location)
+                if (why := currency_mismatch(c, self.var_currency, self.rates)) is not None:
+                    self.error(why, c.location)
                 if self.rates:
                     out[i] = replace(c, rates=self.rates)
                 out[i] = with_calendar(out[i], self.holidays)

@@ -47,3 +47,17 @@ def check_rates(ck: Any, parsed: list) -> dict[tuple[str, str], float]:
                 rates[(src, dst)] = r.rate
     ck.rates = tuple((s, d, r) for (s, d), r in rates.items())
     return rates
+
+
+def currency_mismatch(c: Any, var_currency: dict[str, str], rates: tuple) -> str | None:
+    """Why a comparison of a variable of one declared currency with an amount in another can never hold
+    (no rate converts them), or None. Without this it is silently false (EUR 200 > USD 100 holds never)."""
+    from . import model as m
+    for var, const in ((c.left, c.right), (c.right, c.left)):
+        if isinstance(var, m.Var) and isinstance(const, m.Const) and isinstance(const.value, Money):
+            have, other = var_currency.get(var.name), const.value.currency
+            if have and have != other and convert(Money(1, other), have, rates) is None:
+                return (f"currency mismatch: ?{var.name} is in {have} (its relation declares it), {const.value} "
+                        f"is not, and no rate converts them: write the amount in {have}, or declare "
+                        f"`rate {have} {other} …`")
+    return None

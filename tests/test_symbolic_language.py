@@ -155,3 +155,14 @@ def test_business_days_skip_declared_holidays(tmp_path):
         (tmp_path / "r.rules").write_text("holiday 2025-02-30\n")
         load_rulebase(tmp_path)
     assert ":1:9: not a valid date" in str(info.value)
+
+
+def test_comparing_amounts_in_two_currencies_without_a_rate_is_an_error(tmp_path):
+    body = ('type item\nrelation price(item, money[USD])\n'
+            'rule R "at most 7000 yuan": if price(?i, ?x) and ?x > "7000 元" then violation "{i}"\n')
+    (tmp_path / "r.rules").write_text(body)
+    with pytest.raises(RuleErrors) as info:
+        load_rulebase(tmp_path)
+    assert ":3:53: currency mismatch: ?x is in USD (its relation declares it), 7000 CNY is not" in str(info.value)
+    (tmp_path / "r.rules").write_text(body + "rate USD CNY 7.0\n")
+    assert len(load_rulebase(tmp_path).forward_rules) == 1          # a declared rate converts them

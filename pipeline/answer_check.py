@@ -7,11 +7,11 @@ import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
-from pipeline.extraction import EvidenceValue, ValueMention, mask_citations
+from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.types import ClaimReport
-from symbolic.values import format_value, value_type
+from symbolic.values import Quantity, format_value, value_type
 
 _POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permitted|required|only|needs?)\b|n't|"
                        r"是|否|可以|不可以|不能|能|不|需要|无需|必须|允许|不允许", re.IGNORECASE)
@@ -38,6 +38,21 @@ _PER_EN = re.compile(r"\b(?:per|a|each|every)\s+(?:calendar\s+)?(day|week|month|
 _PER_ZH = re.compile(r"每(?:个)?(天|日|周|星期|月|年|晚|小时|人|次|台|公里)")
 _ZH_PERIOD = {"天": "day", "日": "day", "周": "week", "星期": "week", "月": "month", "年": "year", "晚": "night",
               "小时": "hour", "人": "person", "次": "trip", "台": "robot", "公里": "km"}
+
+
+# The measure a question names, as a unit dimension of symbolic.values: a "turning radius" is a length, so
+# "2.0 m/s" (a speed) does not answer it (eval un-08 with the 0.5B model).
+_MEASURES = [
+    (re.compile(r"\b(?:radius|length|width|height|depth|distance|diameter)\b|半径|长度|宽度|高度|距离", re.I), "length"),
+    (re.compile(r"\b(?:weight|payload|mass)\b|重量|载重", re.I), "mass"),
+    (re.compile(r"\b(?:speed|velocity)\b|速度", re.I), "speed"),
+    (re.compile(r"\btemperature\b|温度", re.I), "temperature"),
+]
+_UNEVALUATED = re.compile(r"\d\s*[*×]\s*\d")
+
+
+def asked_dimension(question: str) -> str | None:
+    return next((dim for rx, dim in _MEASURES if rx.search(question)), None)
 
 
 def periods(text: str) -> set[str]:
@@ -79,6 +94,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if not any(v == proof.value for v in values) and format_value(proof.value).lower() not in text.lower():
             return f"it does not state the answer the documents give ({format_value(proof.value)})"
         return None
+    if _UNEVALUATED.search(text):
+        return "it leaves a calculation unevaluated"
     goal_relations = {g.relation for g in focus.goals}
     stated = {c.fact.relation for c in claims}
     if goal_relations and stated and not stated & goal_relations:
@@ -93,6 +110,14 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             return f"the question asks for a {kinds}, and the answer states none"
     if "yesno" in wanted and not _POLARITY.search(text):
         return "the question asks yes or no, and the answer says neither"
+    if "yesno" in wanted and values:
+        asked_values = [v for v, *_ in find_values(focus.question)]
+        if all(any(v == a for a in asked_values) for v in values):
+            return "it says yes or no with no fact from the documents, only the question's own values"
+    dim = asked_dimension(focus.question)
+    dims = {v.dimension for v in values if isinstance(v, Quantity) and v.dimension}
+    if dim and dims and dim not in dims:
+        return f"the question asks for a {dim}, the answer states a {' or '.join(sorted(dims))}"
     asked_per, said_per = periods(focus.question), periods(text)
     if asked_per and said_per and not asked_per & said_per:
         return f"the question asks per {', '.join(sorted(asked_per))}, the answer counts per {', '.join(sorted(said_per))}"

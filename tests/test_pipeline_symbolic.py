@@ -285,3 +285,15 @@ def test_a_rate_counted_per_another_period_does_not_answer(rb):
     assert periods("每周最多几天？每晚 700 元") == {"week", "night"}
     assert "asks per week" in _gap(rb, "How many days per week may the AX-200 team work remotely?",
                                    "The AX-200 team may work remotely up to 20 working days per calendar year [1].")
+
+
+def test_measure_yes_no_and_calculation_gaps(rb):
+    # eval un-08 with the 0.5B model: a speed for a radius
+    assert "asks for a length" in _gap(rb, "What is the turning radius of the AX-200?",
+                                       "The turning radius of the AX-200 is 2.0 m/s [1].")
+    assert _gap(rb, "What is the lift height of the AX-200?", "The AX-200 lifts 60 mm [1].") is None
+    # eval con-11: "yes" resting only on the question's own value
+    assert "only the question's own values" in _gap(rb, "Can the AX-200 carry 150 kg?", "Yes, it can carry 150 kg [1].")
+    assert _gap(rb, "Can the AX-200 carry 150 kg?", "Yes: its rated payload is 200 kg [1].") is None
+    # eval num-10: an expression instead of its result
+    assert "unevaluated" in _gap(rb, "AX-200 的售价一共是多少？", "[1] [38500 * 2]")

@@ -241,10 +241,14 @@ class Answerer:
         for p in ctx.proof_passages:
             if not any((p.doc_id, p.start, p.end) == (s.doc_id, s.start, s.end) for s in shown):
                 shown.append(p)
+        chinese = prompts.is_chinese(q)
+        # a shown source overlapping a passage the proof rests on (the prompt may show a cut of it)
         cites = [i + 1 for i, s in enumerate(shown)
-                 if any(s.doc_id == f.provenance.doc_id and s.start <= (f.provenance.start or 0) <= s.end
-                        for f in proof.documents) or (not proof.documents and s in ctx.proof_passages)]
-        text = compose(proof, rulebase, cites, chinese=any("\u4e00" <= ch <= "\u9fff" for ch in q),
+                 if any(s.doc_id == p.doc_id and s.start < p.end and p.start < s.end for p in ctx.proof_passages)]
+        # sources in the question's language first: an English question cites the English datasheet
+        same = [n for n in cites if prompts.is_chinese(shown[n - 1].text) == chinese]
+        cites = same or cites
+        text = compose(proof, rulebase, cites, chinese=chinese,
                        stated=stated_value(proof, shown))
         from symbolic import Claim
         claim = Claim(proof.fact, text.rstrip("。."), 0, len(text.rstrip("。.")),

@@ -159,7 +159,7 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
         facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
         ctx.proof = prove(focus, rulebase, facts)
         if ctx.proof is not None:
-            ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase)
+            ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)
     ctx.timings_ms = {"retrieve": round((t1 - t0) * 1000, 3), "prove": round((time.perf_counter() - t1) * 1000, 3)}
     return ctx
 
@@ -175,21 +175,40 @@ def evidence_for(passages: Sequence[Any], rulebase: Any, kb: KBFacts | None) -> 
     return facts, values
 
 
+def _stating_value(proof: ProvenAnswer, candidates: Sequence[Any], rulebase: Any) -> list[Any]:
+    """Retrieved passages stating the proof's value about the asked entity (named by the passage, its
+    document's title or its section)."""
+    asked = set(proof.goal.args)
+    out = []
+    for p in evidence_passages(candidates):
+        about = " ".join([getattr(p, "title", None) or "", *(getattr(p, "heading_path", None) or []), p.text])
+        if any(v == proof.value for v, *_ in find_values(p.text)) and \
+                asked & {e.entity_id for e in find_entities(about, rulebase)}:
+            out.append(p)
+    return out
+
+
 def proof_passages(proof: ProvenAnswer, candidates: Sequence[Any], kb: KBFacts | None,
-                   rulebase: Any | None = None) -> list[Any]:
+                   rulebase: Any | None = None, question: str = "") -> list[Any]:
     """The passages stating the proof's document facts: a retrieved one where it holds the fact's span,
-    else the KB chunk it was read from. A proof resting on the rule base's own facts cites the retrieved
-    passages that state its value about the asked entity, if any."""
+    else the KB chunk it was read from. A proof resting on the rule base's own facts, or only on
+    documents in the other language than the question, also cites a retrieved passage in the question's
+    language that states its value about the asked entity: an English question gets an English source."""
     out: list[Any] = []
-    if not proof.documents and rulebase is not None:
-        asked = set(proof.goal.args)
-        for p in evidence_passages(candidates):
-            # the entity may be named only by the document's title or the section the chunk sits in
-            about = " ".join([getattr(p, "title", None) or "", *(getattr(p, "heading_path", None) or []), p.text])
-            if any(v == proof.value for v, *_ in find_values(p.text)) and \
-                    asked & {e.entity_id for e in find_entities(about, rulebase)}:
-                out.append(p)
-        return out[:1]
+    chinese = _is_chinese(question)
+    if rulebase is not None and not any(_is_chinese(getattr(p, "text", "")) == chinese
+                                        for p in _document_passages(proof, candidates, kb)):
+        out += [p for p in _stating_value(proof, candidates, rulebase) if _is_chinese(p.text) == chinese][:1]
+    if not proof.documents:
+        return out
+    for p in _document_passages(proof, candidates, kb):
+        if all((p.doc_id, p.start) != (o.doc_id, o.start) for o in out):
+            out.append(p)
+    return out
+
+
+def _document_passages(proof: ProvenAnswer, candidates: Sequence[Any], kb: KBFacts | None) -> list[Any]:
+    out: list[Any] = []
     for f in proof.documents:
         prov = f.provenance
         hit = next((p for p in candidates if p.doc_id == prov.doc_id and p.start <= (prov.start or 0)

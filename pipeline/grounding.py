@@ -67,7 +67,7 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             if not cited:
                 how += f"; {NOT_CITED} that source"
             reports.append(ClaimReport(m.text, m.start, m.end, "value", "supported", cf, [], how, m.cited, "value",
-                                       [_ev_dict(ev)]))
+                                       [_ev_dict(ev)], "value"))
         else:
             same_kind = [ev for ev in evidence if type(ev.value) is type(m.value)]
             shown = [ev for ev in same_kind if ev.doc_id in m.cited] or same_kind
@@ -78,7 +78,7 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
                        f"no word with the answer's sentence, and the answer does not cite it") + \
                       (f"; the documents state {said}" if said else "")
             reports.append(ClaimReport(m.text, m.start, m.end, "value", "unsupported", 0.0, [], why, m.cited, "value",
-                                       [_ev_dict(ev) for ev in shown[:4]]))
+                                       [_ev_dict(ev) for ev in shown[:4]], "value"))
     return reports
 
 
@@ -145,7 +145,11 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
                 cf, how = fallback
                 verdict, explanation = "supported", explanation + "\n" + how
         elif verdict == "supported":
-            elsewhere = _support_not_cited(claim, evidence)
+            # a cited source stating the claim's value counts as citing it, though no pattern reads the
+            # relation there (a table row "| Rated payload | 200 kg |" under the AX-200 datasheet)
+            value = claim.fact.args[-1] if claim.fact.args else None
+            states_it = any(ev.doc_id in claim.cited and values_match(value, ev.value) for ev in values)
+            elsewhere = None if states_it else _support_not_cited(claim, evidence)
             if elsewhere is not None:
                 cf, explanation = cf * UNCITED_CF, explanation + "\n" + elsewhere
         said = []
@@ -157,7 +161,8 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
                 same = [ev for ev in values if isinstance(ev.value, kind)]
                 said = [_ev_dict(ev) for ev in ([ev for ev in same if ev.doc_id in claim.cited] or same)[:3]]
         reports.append(ClaimReport(claim.text, claim.start, claim.end, claim.fact.relation, verdict,
-                                   cf, list(cv.rule_ids), explanation, list(claim.cited), "relation", said))
+                                   cf, list(cv.rule_ids), explanation, list(claim.cited), "relation", said,
+                                   getattr(claim, "extractor", "pattern")))
     return reports
 
 

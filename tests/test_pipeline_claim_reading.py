@@ -97,7 +97,7 @@ def test_the_default_model_reads_values_into_the_default_rules():
     for question, answer, fact in [
             ("What does Premium Support cost per year?", "The fee is 9 % per year [1].",
              "support_fee_rate(premium_support, 9%)"),
-            ("How long is the warranty?", "The LX-500 has a warranty of 36 months [1].",
+            ("What about the LX-500?", "The LX-500 warranty lasts 36 months [1].",
              "warranty_period(lx_500, 36 months)")]:
         focus, _c, mentions = (parse_question(question, rules), *extract_claims(answer, [], rules))
         read = lm_claims(engine, [{"role": "user", "content": question}], answer, mentions, focus, rules)
@@ -121,3 +121,14 @@ def test_a_value_in_another_currency_does_not_fit_a_relation_declared_in_one(rb)
     assert fits(sig, parse_value("EUR 38,500")) and not fits(sig, parse_value("298,000 元"))
     assert not fits(rb.relations["warranty"], parse_value("24 kg"))           # another dimension
     assert fits(rb.relations["warranty"], parse_value("2 years"))
+
+
+def test_each_report_says_which_extractor_read_its_claim(rb):
+    from pipeline import Answerer, AnswererConfig
+    from pipeline_fakes import FakePassage, FixedRetriever
+    passages = [FakePassage("ax.md", "The AX-200 has a list price of EUR 38,500 and a robot warranty of 24 months.", 0.9)]
+    gen = ScriptedGenerator(["It costs EUR 38,500 and has a warranty of 24 months [1]."])
+    a = Answerer(gen, FixedRetriever(passages), rb, AnswererConfig(symbolic_answers=False, lm_extraction=False))
+    r = a.ask("What is the list price of the AX-200?")
+    assert {(c.text.split(" and")[0], c.kind, c.extractor) for c in r.claims} == {
+        ("It costs EUR 38,500", "relation", "focus"), ("24 months", "value", "value")}

@@ -182,14 +182,17 @@ def _dedupe(found: list[tuple[Fact, int, int]]) -> list[tuple[Fact, int, int]]:
 
 def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact], list[EvidenceValue]]:
     """Facts and values stated by the retrieved passages, with provenance (doc id, span in the
-    document); facts from superseded documents get a lower certainty factor."""
+    document, superseded, effective date, authority: what rules can match with `from ?doc`); facts from
+    superseded documents get a lower certainty factor."""
     facts: list[Fact] = []
     values: list[EvidenceValue] = []
     for p in passages:
         superseded = bool(getattr(p, "superseded", False))
-        for fact, s, e in rulebase.extract(p.text, source=_provenance("document", p.doc_id, p.start, p.end, superseded)):
+        doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None)}
+        for fact, s, e in rulebase.extract(p.text, source=_provenance("document", p.doc_id, p.start, p.end, superseded,
+                                                                      **doc)):
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
-            prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded)
+            prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
             facts.append(dataclasses.replace(fact, provenance=prov))
         sents = sentences(p.text)
         for value, _kind, s, e in find_values(p.text):
@@ -199,6 +202,7 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
 
 
 def _provenance(source: str, doc_id: str | None = None, start: int | None = None, end: int | None = None,
-                superseded: bool = False) -> Any:
+                superseded: bool = False, effective_date: Any = None, authority: str | None = None) -> Any:
     from symbolic import Provenance
-    return Provenance(source, doc_id=doc_id, start=start, end=end, superseded=superseded)
+    return Provenance(source, doc_id=doc_id, start=start, end=end, superseded=superseded,
+                      effective_date=None if effective_date is None else str(effective_date), authority=authority)

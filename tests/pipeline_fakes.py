@@ -91,6 +91,7 @@ class FakePassage:
     context_prefix: str | None = None
     authority: str | None = None
     quarantine: str | None = None
+    effective_date: str | None = None
 
     def __post_init__(self) -> None:
         self.end = self.end or self.start + len(self.text)

@@ -297,3 +297,10 @@ def test_measure_yes_no_and_calculation_gaps(rb):
     assert _gap(rb, "Can the AX-200 carry 150 kg?", "Yes: its rated payload is 200 kg [1].") is None
     # eval num-10: an expression instead of its result
     assert "unevaluated" in _gap(rb, "AX-200 的售价一共是多少？", "[1] [38500 * 2]")
+
+
+def test_evidence_facts_carry_the_documents_date_and_authority(rb):
+    from pipeline.extraction import extract_evidence
+    dated = FakePassage("travel_2025.md", "| Tier 1 | EUR 180 |", 0.9, authority="policy", effective_date="2025-01-01")
+    facts, _values = extract_evidence([dated], rb)
+    assert [(f.provenance.effective_date, f.provenance.authority) for f in facts] == [("2025-01-01", "policy")]

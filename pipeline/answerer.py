@@ -10,6 +10,7 @@ from typing import Any, Iterator, Protocol
 from pipeline import prompts, sources
 from pipeline.checking import check_answer
 from pipeline.claim_reading import focus_claims, lm_claims
+from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 from pipeline.evidence import QuestionContext, evidence_for, gather
 from pipeline.extraction import cited_indices, extract_claims, strip_citation_lines
 from pipeline.grounding import feedback, relation_reports, violations_of
@@ -298,14 +299,16 @@ class Answerer:
         claims, mentions = extract_claims(answer, passages, rulebase, names)
         if rulebase is None or not rulebase.relations:
             return claims, mentions
-        for reader in ("focus", "lm"):
+        for reader in ("focus", "vocabulary", "lm"):
             if not mentions or (reader == "lm" and not self.lm_extraction):
                 continue
             placed = focus_claims(answer, mentions, focus, rulebase) if reader == "focus" else \
+                value_claims(answer, mentions, focus, rulebase) if reader == "vocabulary" else \
                 lm_claims(self.generator, context, answer, mentions, focus, rulebase)
             claims += [c for c, _m in placed]
             taken = {id(m) for _c, m in placed}
             mentions = [m for m in mentions if id(m) not in taken]
+        claims += entity_pair_claims(answer, passages, rulebase, claims)
         return sorted(claims, key=lambda c: c.start), mentions
 
     def _gather(self, q: str, opts: AskOptions, rulebase: Any) -> QuestionContext:

@@ -52,12 +52,12 @@ def fits(sig: Any, value: Any) -> bool:
 _NEGATION_RE = re.compile(r"(?:\bnot|\bno|n't|\bnever|不是|并非|不|没有)\s*(?:\w+\s*){0,2}$", re.IGNORECASE)
 
 
-def _negated(answer: str, pos: int) -> bool:
+def negated(answer: str, pos: int) -> bool:
     """Whether the words just before ``pos`` negate the value ("is not EUR 160", "不是 120 元")."""
     return bool(_NEGATION_RE.search(answer[max(0, pos - 24):pos]))
 
 
-def _sentence(answer: str, pos: int) -> tuple[int, int]:
+def sentence_around(answer: str, pos: int) -> tuple[int, int]:
     for s, e in sentences(answer):
         if s <= pos < e:
             return s, e
@@ -65,7 +65,7 @@ def _sentence(answer: str, pos: int) -> tuple[int, int]:
 
 
 def _claim(relation: str, subject: str, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
-    s, e = _sentence(answer, m.start)
+    s, e = sentence_around(answer, m.start)
     text = answer[s:e].strip()
     s += answer[s:e].find(text)
     fact = Fact(relation, (subject, m.value), cf, Provenance("answer", start=s, end=s + len(text)))
@@ -83,7 +83,7 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     if asks_a_computation(focus.question, focus):
         return out
     asked = [v for v, *_ in find_values(focus.question)]
-    used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or _negated(answer, m.start)}
+    used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or negated(answer, m.start)}
     for goal in focus.goals:
         sig = rulebase.relations.get(goal.relation)
         if sig is None or sig.arity != 2 or any(c.fact.relation == goal.relation for c, _ in out):
@@ -93,7 +93,7 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         for i, m in enumerate(mentions):
             if i in used or not fits(sig, m.value):
                 continue
-            s, e = _sentence(answer, m.start)
+            s, e = sentence_around(answer, m.start)
             named = {x.entity_id for x in find_entities(answer[s:e], rulebase) if x.type == etype}
             if named and subject not in named:
                 continue
@@ -173,7 +173,7 @@ def lm_claims(generator: Any, context: Sequence[dict], answer: str, mentions: Se
     if asks_a_computation(focus.question, focus):   # totals and products: no document relation holds them
         return out
     for m in list(mentions)[:max_values]:
-        s, e = _sentence(answer, m.start)
+        s, e = sentence_around(answer, m.start)
         options = options_for(m, answer[s:e], focus, rulebase)
         digits = _digit_tokens(generator.tokenizer, len(options)) if options else None
         if not options or digits is None:

@@ -104,7 +104,7 @@ def cited_indices(text: str, n_sources: int) -> list[int]:
     return seen
 
 
-def _cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str, passages: Sequence[Any]) -> list[str]:
+def cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str, passages: Sequence[Any]) -> list[str]:
     """Citations in the claim's sentence; if it has none, those of the next sentence (models often
     put the marker after the full stop or at the end of the answer)."""
     for i, (s, e) in enumerate(sents):
@@ -156,7 +156,7 @@ def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
     claims: list[Claim] = []
     for fact, s, e in _dedupe(rulebase.extract(masked, source=_provenance("answer"))):
         claims.append(Claim(fact=fact, text=answer[s:e], start=s, end=e,
-                            cited=_cited_for((s, e), sents, answer, passages)))
+                            cited=cited_for((s, e), sents, answer, passages)))
     unnamed = list(masked)
     for s, e in names:
         unnamed[s:e] = " " * (e - s)
@@ -165,7 +165,7 @@ def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
         if any(c.start <= s and e <= c.end for c in claims):
             continue
         bare = isinstance(value, Quantity) and value.unit == ""
-        values.append(ValueMention(value, kind, answer[s:e], s, e, _cited_for((s, e), sents, answer, passages),
+        values.append(ValueMention(value, kind, answer[s:e], s, e, cited_for((s, e), sents, answer, passages),
                                    _sentence_at(masked, sents, s), unit_word(masked, e) if bare else ""))
     return claims, values
 

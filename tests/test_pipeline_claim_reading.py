@@ -130,5 +130,10 @@ def test_each_report_says_which_extractor_read_its_claim(rb):
     gen = ScriptedGenerator(["It costs EUR 38,500 and has a warranty of 24 months [1]."])
     a = Answerer(gen, FixedRetriever(passages), rb, AnswererConfig(symbolic_answers=False, lm_extraction=False))
     r = a.ask("What is the list price of the AX-200?")
+    assert {(c.relation, c.verdict, c.extractor) for c in r.claims} == {
+        ("list_price", "supported", "focus"), ("warranty", "supported", "vocabulary")}
+    gen = ScriptedGenerator(["It costs EUR 38,500 and it ships within 24 months [1]."])
+    a = Answerer(gen, FixedRetriever(passages), rb, AnswererConfig(symbolic_answers=False, lm_extraction=False))
+    r = a.ask("What is the list price of the AX-200?")
     assert {(c.text.split(" and")[0], c.kind, c.extractor) for c in r.claims} == {
         ("It costs EUR 38,500", "relation", "focus"), ("24 months", "value", "value")}

@@ -1,0 +1,143 @@
+"""Relation claims read with the rule vocabulary's own names, no model: a value whose clause names exactly
+one relation it fits, about an entity the clause (or sentence, or question) names, and two entities of a
+relation's two types that a clause names together with the relation's name ("Berlin is a Tier 2 city")."""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from pipeline.claim_reading import fits, negated, sentence_around
+from pipeline.context import content_terms
+from pipeline.extraction import ValueMention, cited_for, find_values, sentences
+from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_score
+from pipeline.symbolic_answer import asks_a_computation
+from symbolic import Claim, Fact, Provenance
+from symbolic.model import VALUE_TYPES
+
+# A reading from names alone, with no pattern written for it: weaker than a rule author's pattern.
+VOCABULARY_CLAIM_CF = 0.9
+# At least two thirds of one of a relation's names in the value's own clause: "a limit of EUR 180 per
+# night" names "hotel limit per night" (2 of 3), a bare "EUR 720" names nothing.
+MIN_CLAUSE_SCORE = 0.66
+
+# Clause ends: a comma or semicolon (either script), a full stop, a bracket, "so"/"and"/"but"/"while"
+# and their Chinese counterparts. A colon ends the clause of a value before it ("EUR 720: Paris is ...")
+# but not of a value after it ("battery warranty: 12 months").
+_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|but|while|whereas)\s|所以|因此|而|但")
+_COLON_RE = re.compile(r"[:：]")
+
+
+def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The clause of ``text`` that holds the span ``start:end``."""
+    left, right = 0, len(text)
+    for m in _BOUNDARY_RE.finditer(text):
+        if m.end() <= start:
+            left = m.end()
+        elif m.start() >= end:
+            right = m.start()
+            break
+    colon = _COLON_RE.search(text, end, right)
+    return left, colon.start() if colon else right
+
+
+_AFTER_RE = re.compile(r"^(?:\s*[A-Za-z0-9%°'’-]+){1,3}|^\s*[^\sA-Za-z]{0,6}")
+
+
+def _clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
+    """Content terms of the clause ``s:e`` up to ``end`` and at most three words (six CJK characters)
+    past it: a name right after a value qualifies it ("a 12 % volume discount"), one further on names
+    something else ("up to 15 % needs none beyond the sales representative's approval")."""
+    tail = answer[end:e]
+    words = _AFTER_RE.match(tail)
+    return frozenset(content_terms(answer[s:end] + (words.group(0) if words else "")))
+
+
+def _subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[EntityMention],
+             focus: QuestionFocus, rulebase: Any) -> str | None:
+    """The entity the value is about: the clause's nearest one of the type before the value (else after);
+    else the sentence's or the question's only one of the type; else the type's only entity."""
+    here = [x for x in clause if x.type == etype]
+    if here:
+        before = [x for x in here if x.end <= pos]
+        return (before[-1] if before else here[0]).entity_id
+    for pool in ([x.entity_id for x in sentence if x.type == etype],
+                 [x.entity_id for x in focus.entities if x.type == etype],
+                 [e.id for e in rulebase.entities.values() if e.type == etype]):
+        distinct = list(dict.fromkeys(pool))
+        if distinct:
+            return distinct[0] if len(distinct) == 1 else None
+    return None
+
+
+def _claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: list[str]) -> Claim:
+    text = answer[s:e].strip()
+    s += answer[s:e].find(text)
+    fact = Fact(relation, args, VOCABULARY_CLAIM_CF, Provenance("answer", start=s, end=s + len(text)))
+    return Claim(fact, text, s, s + len(text), list(cited), extractor="vocabulary")
+
+
+def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
+                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+    """Each value whose clause names one relation it fits better than any other (by at least
+    MIN_CLAUSE_SCORE of a name), about a subject found as ``_subject`` says; never a negated value nor one
+    the question states (an answer echoing the question's premise reads it, not the documents)."""
+    out: list[tuple[Claim, ValueMention]] = []
+    sigs = [sig for sig in rulebase.relations.values() if sig.arity == 2]
+    asked = [v for v, *_ in find_values(focus.question)]
+    # An answer to a computing question states results too ("so the fuel surcharge is EUR 112"): there
+    # only a value whose clause names the whole of a relation's name is read.
+    min_score = 1.0 if asks_a_computation(focus.question, focus) else MIN_CLAUSE_SCORE
+    for m in mentions:
+        if negated(answer, m.start) or m.value in asked:
+            continue
+        s, e = sentence_around(answer, m.start)
+        cs, ce = clause_around(answer, m.start, m.end)
+        cs, ce = max(cs, s), min(ce, e)
+        terms = _clause_terms(answer, cs, m.end, ce)
+        scored = sorted(((relation_score(sig, terms), sig) for sig in sigs if fits(sig, m.value)),
+                        key=lambda p: -p[0])
+        if not scored or scored[0][0] < min_score or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+            continue
+        sig = scored[0][1]
+        in_sentence = find_entities(answer[s:e], rulebase)
+        in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
+        subject = _subject(sig.params[0].type, m.start - s, in_clause, in_sentence, focus, rulebase)
+        if subject is not None:
+            out.append((_claim(sig.name, (subject, m.value), answer, s, e, m.cited), m))
+    return out
+
+
+def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
+    """A relation between two entity types is claimed when one clause names an entity of each type and
+    at least half of one of the relation's names, and no other relation of that type pair scores as
+    well. Same-typed pairs (who reports to whom) are left to patterns: names alone do not give the
+    direction. Never a pair the clause negates, nor one a pattern already read."""
+    pairs: dict[tuple[str, str], list[Any]] = {}
+    for sig in rulebase.relations.values():
+        if sig.arity == 2 and all(p.type not in VALUE_TYPES for p in sig.params) \
+                and sig.params[0].type != sig.params[1].type:
+            pairs.setdefault((sig.params[0].type, sig.params[1].type), []).append(sig)
+    have = {(c.fact.relation, c.fact.args[0]) for c in taken if c.fact.args}
+    out: list[Claim] = []
+    sents = sentences(answer)
+    for s, e in sents:
+        found = find_entities(answer[s:e], rulebase)
+        for a in found:
+            for b in found:
+                sigs = pairs.get((a.type, b.type))
+                if not sigs or a is b:
+                    continue
+                lo, hi = min(a.start, b.start) + s, max(a.end, b.end) + s
+                if _BOUNDARY_RE.search(answer, min(a.end, b.end) + s, max(a.start, b.start) + s) \
+                        or negated(answer, b.start + s):
+                    continue            # a clause ends between them: "X, ..., reports to Y, who is grade K4"
+                cs, ce = clause_around(answer, lo, hi)
+                terms = _clause_terms(answer, max(cs, s), hi, min(ce, e))
+                scored = sorted(((relation_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
+                best, sig = scored[0]
+                if best < 0.5 or (len(scored) > 1 and scored[1][0] == best) or (sig.name, a.entity_id) in have:
+                    continue
+                have.add((sig.name, a.entity_id))
+                out.append(_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,
+                                  cited_for((s, e), sents, answer, passages)))
+    return out

@@ -1,0 +1,119 @@
+"""Claims read with the rule vocabulary's names alone: a value's own clause names its relation, two entities
+of a relation's types share a clause with its name; what is ambiguous, negated or computed is left unread."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.extraction import extract_claims
+from pipeline.question import parse_question
+from pipeline.vocabulary_reading import clause_around, entity_pair_claims, value_claims
+from symbolic import load_rulebase
+
+RULES = """
+type product "product"
+entity product ax_200 "AX-200"
+entity product lx_500 "LX-500"
+type city "city"
+entity city berlin "Berlin"
+entity city paris "Paris"
+type tier "city tier"
+entity tier tier_1 "Tier 1"
+entity tier tier_2 "Tier 2"
+type person "person"
+entity person ann "Ann Lee"
+entity person bob "Bob Wu"
+type policy "policy"
+entity policy travel "travel policy"
+relation list_price(p: product, x: money[EUR]) "list price" aka "售价"
+relation warranty_period(p: product, d: duration[month]) "robot warranty" aka "质保"
+relation battery_warranty(p: product, d: duration[month]) "battery warranty"
+relation hotel_limit(t: tier, x: money[EUR]) "hotel limit per night"
+relation meal_limit(t: tier, x: money[EUR]) "meal limit per night"
+relation city_tier(c: city, t: tier) "city tier" unique
+relation reports_to(a: person, b: person) "reports to"
+relation mileage_rate(p: policy, x: money[EUR]) "mileage rate"
+"""
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rules")
+    (d / "r.rules").write_text(RULES, encoding="utf-8")
+    return load_rulebase(d)
+
+
+def _values(rb, question, answer):
+    claims, mentions = extract_claims(answer, [], rb)
+    return [str(c.fact) for c, _m in value_claims(answer, mentions, parse_question(question, rb), rb)]
+
+
+def _pairs(rb, answer):
+    return [str(c.fact) for c in entity_pair_claims(answer, [], rb, [])]
+
+
+def test_a_clause_ends_at_punctuation_and_conjunctions_and_a_colon_ends_only_what_precedes_it():
+    text = "EUR 720: Paris is a Tier 1 city with a limit of EUR 180 per night, so four nights cost more"
+    s, e = clause_around(text, 0, 7)
+    assert text[s:e] == "EUR 720"
+    i = text.index("EUR 180")
+    s, e = clause_around(text, i, i + 7)
+    assert text[s:e] == text[:text.index(",")]
+    zh = "上海是一类城市，住宿标准为每晚 700 元；超出部分自理"
+    i = zh.index("700")
+    s, e = clause_around(zh, i, i + 5)
+    assert zh[s:e] == "住宿标准为每晚 700 元"
+
+
+def test_a_value_is_read_as_the_relation_its_own_clause_names_about_the_entity_it_names(rb):
+    answer = "The AX-200 has a list price of EUR 38,500; its robot warranty is 24 months and the battery warranty 12 months."
+    assert _values(rb, "Tell me about the AX-200.", answer) == [
+        "list_price(ax_200, 38500 EUR)", "warranty_period(ax_200, 24 months)", "battery_warranty(ax_200, 12 months)"]
+
+
+def test_the_subject_comes_from_the_clause_else_the_sentence_else_the_question(rb):
+    assert _values(rb, "What about the LX-500?", "Its list price is EUR 52,000.") == ["list_price(lx_500, 52000 EUR)"]
+    assert _values(rb, "What about robots?", "The LX-500 ships today, at a list price of EUR 52,000.") == [
+        "list_price(lx_500, 52000 EUR)"]
+    # two products and none in the value's clause: whose price it is, names do not say
+    assert _values(rb, "Compare the AX-200 and the LX-500.", "Both are robots; the list price is EUR 52,000.") == []
+    # the type's only entity needs no naming
+    assert _values(rb, "What do I get per km?", "The mileage rate is EUR 0.35.") == ["mileage_rate(travel, 0.35 EUR)"]
+
+
+def test_a_name_further_than_three_words_after_the_value_qualifies_nothing(rb):
+    assert _values(rb, "What about the AX-200?", "It is 24 months, which is longer than the robot warranty.") == []
+
+
+def test_no_reading_when_two_relations_fit_equally_or_a_name_is_half_there(rb):
+    # "limit per night" is two thirds of both the hotel and the meal limit's names
+    assert _values(rb, "What about Tier 1?", "In Tier 1 the limit per night is EUR 180.") == []
+    assert _values(rb, "What about Tier 1?", "In Tier 1 the hotel limit per night is EUR 180.") == [
+        "hotel_limit(tier_1, 180 EUR)"]
+    assert _values(rb, "What about the AX-200?", "The AX-200 price is EUR 38,500.") == []   # half of "list price"
+
+
+def test_negated_values_values_from_the_question_and_computed_totals_are_not_read(rb):
+    assert _values(rb, "What about the AX-200?", "The AX-200's list price is not EUR 40,000.") == []
+    assert _values(rb, "Is the AX-200's list price EUR 40,000?", "Yes, the list price is EUR 40,000.") == []
+    # a computing question: a result clause that names only part of a relation is not read as that relation
+    q = "What do 3 nights in Tier 1 cost?"
+    assert _values(rb, q, "In Tier 1, three nights at the limit per night cost EUR 540.") == []
+    assert _values(rb, q, "EUR 540: the hotel limit per night in Tier 1 is EUR 180.") == ["hotel_limit(tier_1, 180 EUR)"]
+
+
+def test_two_entities_of_a_relations_types_in_one_clause_with_its_name(rb):
+    assert _pairs(rb, "Berlin is a Tier 2 city, so the hotel limit is EUR 140.") == ["city_tier(berlin, tier_2)"]
+    assert _pairs(rb, "Paris, like every city in the EU, has a hotel limit; Tier 1 applies to London.") == []
+    assert _pairs(rb, "Paris is not a Tier 2 city.") == []
+    assert _pairs(rb, "Paris and Tier 2 are mentioned here.") == []           # no name of the relation
+    assert _pairs(rb, "Ann Lee reports to Bob Wu.") == []                     # same-typed: direction unknown
+
+
+def test_a_pair_a_pattern_already_read_is_not_read_again(rb):
+    from symbolic import Claim, Fact
+    taken = [Claim(Fact("city_tier", ("berlin", "tier_2")), "Berlin is a Tier 2 city", 0, 23)]
+    assert entity_pair_claims("Berlin is a Tier 2 city.", [], rb, taken) == []
+
+
+def test_chinese_names_read_in_chinese_clauses(rb):
+    assert _values(rb, "AX-200 的质保期是多久？", "AX-200 的质保为 24 个月。") == ["warranty_period(ax_200, 24 months)"]

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
 from pipeline import prompts, sources
 from pipeline.checking import check_answer
 from pipeline.claim_reading import focus_claims, lm_claims
-from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 from pipeline.evidence import QuestionContext, evidence_for, gather
-from pipeline.extraction import cited_indices, extract_claims, strip_citation_lines
-from pipeline.grounding import feedback, relation_reports, violations_of
+from pipeline.extraction import extract_claims, strip_citation_lines
+from pipeline.generation import generate, ms
+from pipeline.grounding import feedback
 from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
+from pipeline.outcome import final_result
 from pipeline.question import find_entities, parse_question
-from pipeline.symbolic_answer import compose, stated_value
-from pipeline.types import (STAGES, AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, validate_question)
+from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, validate_question
+from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 
 DEFAULT_CONTEXT_LEN = 2048
 
@@ -73,10 +74,6 @@ class _Holder:
 
     def __init__(self, rulebase: Any):
         self.current = rulebase
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000.0, 3)
 
 
 class Answerer:
@@ -152,11 +149,12 @@ class Answerer:
             facts, values = evidence_for(prompt.passages, rulebase, ctx.kb)
             extract_s = time.perf_counter() - t
 
-            gen = yield from self._generate(prompt, opts, k, stream)
+            gen = yield from generate(self.generator, prompt, opts, k, stream,
+                                      self.config.repetition_penalty, self.config.stop)
             answer = strip_citation_lines(gen["text"].strip())
             att_t = {"prefill": gen["prefill_ms"], "decode": gen["decode_ms"]}
             if prompts.detect_abstention(answer):
-                att_t.update(extract=_ms(extract_s), verify=0.0)
+                att_t.update(extract=ms(extract_s), verify=0.0)
                 attempts.append(Attempt(answer, False, [], [], True, None, att_t, gen["usage"], gen["finish_reason"]))
                 yield {"type": "attempt", "attempt": k, "answer": answer, "ok": False, "abstained": True}
                 status = "abstained"
@@ -168,7 +166,7 @@ class Answerer:
             answer, reports, violations, gaps, no_claims, ok, cited_by_us = (
                 check.answer, check.reports, check.violations, check.gaps, check.no_claims, check.ok,
                 check.cited_by_verifier)
-            att_t.update(extract=round(_ms(extract_s) + check.timings_ms["extract"], 3), verify=check.timings_ms["verify"])
+            att_t.update(extract=round(ms(extract_s) + check.timings_ms["extract"], 3), verify=check.timings_ms["verify"])
             note = None if ok else feedback(reports, violations, no_claims=no_claims, gaps=gaps[1:] if no_claims else gaps,
                                             max_items=self.config.max_feedback_items,
                                             abstain_hint=self.profile.style.abstain_hint)
@@ -184,95 +182,13 @@ class Answerer:
             followup = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
 
         for a in attempts:
-            for stage, ms in a.timings_ms.items():
-                timings[stage] = round(timings[stage] + ms, 3)
-        result = self._result(q, opts, status, attempts, prompt, timings, ctx, rulebase, verifier)
-        result.timings_ms["total"] = _ms(time.perf_counter() - t_start)
+            for stage, spent in a.timings_ms.items():
+                timings[stage] = round(timings[stage] + spent, 3)
+        result = final_result(q, opts, status, attempts, prompt, timings, ctx, rulebase, verifier)
+        result.timings_ms["total"] = ms(time.perf_counter() - t_start)
         if stream and result.answer != gen["text"].strip():
             yield {"type": "answer", "text": result.answer}
         yield {"type": "result", "result": result}
-
-    def _result(self, q: str, opts: AskOptions, status: str | None, attempts: list[Attempt], prompt: prompts.Prompt,
-                timings: dict, ctx: QuestionContext, rulebase: Any, verifier: Any) -> AnswerResult:
-        usage = {"prompt_tokens": sum(a.usage.get("prompt_tokens", 0) for a in attempts),
-                 "completion_tokens": sum(a.usage.get("completion_tokens", 0) for a in attempts)}
-        last = attempts[-1]
-        extra = {"quarantined": [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
-                                 for p in ctx.quarantined],
-                 "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None}
-        if status in ("verified", "regenerated"):
-            result = AnswerResult(q, last.answer, status, self._citations(last.answer, prompt), last.claims,
-                                  last.violations, attempts, timings, usage, opts.policy,
-                                  "every claim is supported by the sources it cites, no rule is violated, "
-                                  "and it answers the question", **extra)
-            if last.cited_by_verifier:
-                result.reason += (f"; the model cited no source: {', '.join(f'[{n}]' for n in last.cited_by_verifier)} "
-                                  f"added by the verifier, which found each value there")
-            if ctx.proof is not None:
-                result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
-            return result
-        if ctx.proof is not None and rulebase is not None:
-            return self._proved(q, opts, attempts, prompt, timings, usage, ctx, rulebase, verifier, extra)
-        if status == "abstained":
-            return AnswerResult(q, last.answer, "abstained", [], [], [], attempts, timings, usage, opts.policy,
-                                "the model said the documents do not contain the answer", **extra)
-        # Out of attempts: keep the attempt with the fewest failures as the draft.
-        chosen = min(attempts, key=lambda a: (sum(r.verdict != "supported" for r in a.claims)
-                                              + len(a.violations) + (0 if a.claims else 1)))
-        failing = [r for r in chosen.claims if r.verdict != "supported"]
-        if failing or chosen.violations:
-            reason = (f"{len(failing)} claim(s) not supported and {len(chosen.violations)} rule violation(s) "
-                      f"after {len(attempts)} attempt(s)")
-        else:
-            reason = f"{'; '.join(chosen.gaps) or 'no verifiable claim in the answer'} after {len(attempts)} attempt(s)"
-        if opts.policy == "flag":
-            return AnswerResult(q, chosen.answer, "flagged", self._citations(chosen.answer, prompt), chosen.claims,
-                                chosen.violations, attempts, timings, usage, opts.policy, reason, **extra)
-        draft = FlaggedDraft(chosen.answer, chosen.claims, chosen.violations, reason)
-        return AnswerResult(q, prompts.ABSTAIN_SENTINEL, "abstained", [], [], [], attempts, timings, usage,
-                            opts.policy, f"withheld a failing answer: {reason}", flagged_draft=draft, **extra)
-
-    def _proved(self, q: str, opts: AskOptions, attempts: list[Attempt], prompt: prompts.Prompt, timings: dict,
-                usage: dict, ctx: QuestionContext, rulebase: Any, verifier: Any, extra: dict) -> AnswerResult:
-        """The rules proved the answer and the model did not state it: the proof answers (it wins), in a
-        sentence composed from it, citing the sources that state its facts; its one claim is verified
-        like any other."""
-        proof = ctx.proof
-        shown = list(prompt.passages)
-        for p in ctx.proof_passages:
-            if not any((p.doc_id, p.start, p.end) == (s.doc_id, s.start, s.end) for s in shown):
-                shown.append(p)
-        chinese = prompts.is_chinese(q)
-        # a shown source overlapping a passage the proof rests on (the prompt may show a cut of it)
-        cites = [i + 1 for i, s in enumerate(shown)
-                 if any(s.doc_id == p.doc_id and s.start < p.end and p.start < s.end for p in ctx.proof_passages)]
-        # sources in the question's language first: an English question cites the English datasheet
-        same = [n for n in cites if prompts.is_chinese(shown[n - 1].text) == chinese]
-        cites = same or cites
-        text = compose(proof, rulebase, cites, chinese=chinese,
-                       stated=stated_value(proof, shown))
-        from symbolic import Claim
-        claim = Claim(proof.fact, text.rstrip("。."), 0, len(text.rstrip("。.")),
-                      [shown[i - 1].doc_id for i in cites], extractor="proof")
-        facts, values = evidence_for(shown, rulebase, ctx.kb)
-        verification = verifier.verify([claim], facts)
-        reports = relation_reports(verification, facts, shown, values)
-        for r in reports:
-            r.extractor = "proof"
-            r.explanation += "\nproved: " + proof.how
-        model_said = next((a.answer for a in reversed(attempts) if a.answer), "")
-        how = f"rules {', '.join(proof.node.rule_ids)}" if proof.node.rule_ids else "the documents' facts"
-        reason = (f"the rules proved the answer (CF {proof.cf:.2f}, from {how}); the model's answer did not state it"
-                  + (f" (it said: {model_said[:160]!r})" if model_said else ""))
-        ok = all(r.verdict == "supported" for r in reports) and not violations_of(verification)
-        cited = replace(prompt, passages=shown)
-        status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")
-        if status == "abstained":
-            draft = FlaggedDraft(text, reports, violations_of(verification), "the proof did not verify")
-            return AnswerResult(q, prompts.ABSTAIN_SENTINEL, status, [], [], [], attempts, timings, usage,
-                                opts.policy, reason + "; the proof did not verify", flagged_draft=draft, **extra)
-        return AnswerResult(q, text, status, self._citations(text, cited), reports, violations_of(verification),
-                            attempts, timings, usage, opts.policy, reason, **extra)
 
     def read_claims(self, question: str, answer: str) -> list[Any]:
         """The claims every extractor reads from ``answer`` to ``question`` (patterns, the question's focus,
@@ -338,12 +254,6 @@ class Answerer:
         return prompts.build(q, chosen, tok, context_len=self.context_len, max_tokens=opts.max_tokens,
                              followup=followup, style=style)
 
-    @staticmethod
-    def _citations(answer: str, prompt: prompts.Prompt) -> list[Citation]:
-        return [Citation(n, p.doc_id, p.start, p.end, p.text, float(getattr(p, "score", 0.0)),
-                         bool(getattr(p, "superseded", False)))
-                for n in cited_indices(answer, len(prompt.passages)) for p in [prompt.passages[n - 1]]]
-
     def _verifier(self, rulebase: Any) -> Any:
         # One Verifier per rule base (hot reload swaps the rule base, and with it the verifier).
         with self._lock:
@@ -352,32 +262,3 @@ class Answerer:
                 self._verifiers = {id(rulebase): (rulebase, self.verifier_factory(rulebase))}
                 hit = self._verifiers[id(rulebase)]
             return hit[1]
-
-    def _generate(self, prompt: prompts.Prompt, opts: AskOptions, attempt: int, stream: bool) -> Iterator[dict]:
-        """Run one generation (yielding token events when streaming); returns text, timings, usage."""
-        from neural import SamplingParams
-        seed = None if opts.seed is None else opts.seed + attempt
-        sampling = SamplingParams(max_tokens=opts.max_tokens, temperature=opts.temperature, seed=seed,
-                                  repetition_penalty=self.config.repetition_penalty, stop=list(self.config.stop))
-        t0 = time.perf_counter()
-        first = None
-        out = None
-        if stream:
-            for out in self.generator.stream(prompt.messages, sampling):  # the chat, as chat() is given it: same ids
-                if first is None:
-                    first = time.perf_counter()
-                if out.delta_text:
-                    yield {"type": "token", "attempt": attempt, "text": out.delta_text}
-        else:
-            out = self.generator.chat(prompt.messages, sampling)
-        end = time.perf_counter()
-        metrics = getattr(out, "metrics", None)
-        ttft = getattr(metrics, "ttft_s", None)
-        if ttft is None:
-            ttft = (first or end) - t0
-        e2e = getattr(metrics, "e2e_s", None) or (end - t0)
-        prompt_tokens = getattr(metrics, "prompt_tokens", None) or len(getattr(out, "prompt_token_ids", []) or [])
-        return {"text": out.text if out is not None else "", "prefill_ms": _ms(ttft),
-                "decode_ms": _ms(max(0.0, e2e - ttft)), "finish_reason": getattr(out, "finish_reason", None),
-                "usage": {"prompt_tokens": int(prompt_tokens or prompt.prompt_tokens),
-                          "completion_tokens": len(getattr(out, "token_ids", []) or [])}}

@@ -20,6 +20,7 @@ from api.schemas_openai import RAG_MODEL, ChatCompletion, ChatCompletionRequest,
 from api.security import require_api_key
 from api.state import ServiceState
 from neural import SamplingParams
+from neural.sampling_params import LogitsProcessor
 
 router = APIRouter(prefix="/v1", dependencies=[Security(require_api_key)], tags=["openai"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -56,7 +57,7 @@ async def _prepare(body: ChatCompletionRequest, state: ServiceState,
     prompt = engine.tokenizer.encode_chat(messages)
     max_tokens = min(body.max_completion_tokens or body.max_tokens or 256, state.settings.max_tokens_limit)
     # a JSON reply is constrained token by token (the processor runs in the engine's sampler)
-    processors = [] if fmt is None else [await json_processor(fmt, engine.tokenizer, max_tokens)]
+    processors: list[LogitsProcessor] = [] if fmt is None else [await json_processor(fmt, engine.tokenizer, max_tokens)]
     sampling = SamplingParams(max_tokens=max_tokens, temperature=body.temperature, top_p=body.top_p,
                               seed=body.seed, stop=list(body.stop or []), logits_processors=processors)
     return prompt, sampling

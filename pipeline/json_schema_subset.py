@@ -30,6 +30,9 @@ _GENERIC = frozenset({"type", "enum", "const"})
 BY_TYPE = {"object": frozenset({"properties", "required", "additionalProperties"}),
            "array": frozenset({"items", "minItems", "maxItems"}),
            "string": frozenset({"maxLength"})}
+_ANNOTATION_TYPES = {"title": str, "description": str, "$schema": str, "$id": str, "$comment": str,
+                     "examples": list, "deprecated": bool, "readOnly": bool, "writeOnly": bool}
+_ANNOTATION_NAMES = {str: "string", list: "list", bool: "boolean"}
 KNOWN = _GENERIC | ANNOTATIONS | frozenset().union(*BY_TYPE.values())
 MAX_DEPTH = 16        # nesting of schemas; also bounds the decoder's recursion
 MAX_NODES = 2000      # schemas in one document (each is a node of the decoder's grammar)
@@ -82,6 +85,11 @@ class _Checker:
                 raise UnsupportedSchema(f"unsupported JSON Schema keyword {key!r} (the constrained decoder "
                                         "supports type, enum, const, properties, required, additionalProperties, "
                                         "items, minItems, maxItems, maxLength)", keyword=key, path=path)
+        for key in ANNOTATIONS & s.keys():
+            want = _ANNOTATION_TYPES.get(key)
+            if want is not None and not isinstance(s[key], want):
+                raise UnsupportedSchema(f"annotation {key!r} must be a {_ANNOTATION_NAMES[want]}",
+                                        keyword=key, path=path)
         types = self._types(s, path)
         for t, words in BY_TYPE.items():
             extra = sorted(words & s.keys())
@@ -101,7 +109,7 @@ class _Checker:
 
     def _types(self, s: dict, path: str) -> tuple[str, ...]:
         kind = s.get("type")
-        if kind is not None:
+        if "type" in s:
             kinds = kind if isinstance(kind, list) else [kind]
             if not kinds or any(k not in TYPES for k in kinds) or len(set(kinds)) != len(kinds):
                 raise UnsupportedSchema(f"'type' must be one of {', '.join(TYPES)} or a list of distinct ones, "
@@ -149,10 +157,10 @@ class _Checker:
     def _counts(self, s: dict, path: str) -> None:
         for key in ("minItems", "maxItems", "maxLength"):
             v = s.get(key)
-            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_COUNT):
+            if key in s and (not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_COUNT):
                 raise UnsupportedSchema(f"{key!r} must be an integer in 0..{MAX_COUNT}, got {json.dumps(v)}",
                                         keyword=key, path=path)
-        if s.get("maxItems") is not None and s["maxItems"] < s.get("minItems", 0):
+        if "maxItems" in s and s["maxItems"] < s.get("minItems", 0):
             raise UnsupportedSchema("'maxItems' is below 'minItems'", keyword="maxItems", path=path)
 
 

@@ -9,9 +9,11 @@ import random
 import jsonschema_rs
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.constrained import JsonSchemaLogitsProcessor, TokenVocabulary
-from pipeline.json_machine import JsonMachine
+from pipeline.json_machine import JsonMachine, SchemaError
 from pipeline.json_schema_subset import MAX_DEPTH, UnsupportedSchema, check_schema
 
 EOS = "<eos>"
@@ -142,3 +144,25 @@ def test_not_an_object_too_deep_and_too_large_are_refused():
 def test_annotations_are_accepted_and_constrain_nothing():
     check_schema({"title": "T", "description": "d", "$schema": "https://json-schema.org/draft/2020-12/schema",
                   "type": "object", "properties": {"a": {"type": "string", "default": "x", "examples": ["y"]}}})
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(
+    ["object", "array", "string", "number", "integer", "boolean", "null", "x"]))
+_KEYS = st.sampled_from(["type", "properties", "items", "enum", "const", "required", "additionalProperties",
+                         "maxLength", "minItems", "maxItems", "a", "b", "minimum", "title"])
+_JSON = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_JSON, st.integers(0, 2**16))
+def test_any_json_as_a_schema_is_refused_clearly_or_generates_valid_output(schema, seed):
+    try:
+        machine = JsonMachine(schema)
+    except SchemaError:
+        return
+    # an accepted schema must be a JSON Schema jsonschema-rs accepts, and what is generated must validate
+    validator = jsonschema_rs.validator_for(schema)
+    shortest = len(machine.completion(machine.initial()))
+    text, _ = toy_generate(schema, seed, shortest + 1 + seed % 30)
+    assert validator.is_valid(json.loads(text)), (schema, text)

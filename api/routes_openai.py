@@ -14,11 +14,13 @@ from fastapi.responses import Response, StreamingResponse
 from api.concurrency import ClientGone, race_disconnect, sse
 from api.errors import ApiError
 from api.openai_rag import rag_completion
+from api.response_format import JsonFormat, incomplete_message, json_processor, parse_response_format
 from api.schemas import ErrorResponse
 from api.schemas_openai import RAG_MODEL, ChatCompletion, ChatCompletionRequest, ModelCard, ModelList
 from api.security import require_api_key
 from api.state import ServiceState
 from neural import SamplingParams
+from neural.sampling_params import LogitsProcessor
 
 router = APIRouter(prefix="/v1", dependencies=[Security(require_api_key)], tags=["openai"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -46,17 +48,26 @@ def _model(body: ChatCompletionRequest, state: ServiceState) -> str:
     return name
 
 
-def _prepare(body: ChatCompletionRequest, state: ServiceState) -> tuple[list[int], SamplingParams]:
+async def _prepare(body: ChatCompletionRequest, state: ServiceState,
+                   fmt: JsonFormat | None) -> tuple[list[int], SamplingParams]:
     engine = state.async_engine
     assert engine is not None  # _model() listed the model, so the engine is there
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()}
                 for m in body.messages]
     prompt = engine.tokenizer.encode_chat(messages)
-    max_tokens = body.max_completion_tokens or body.max_tokens or 256
-    sampling = SamplingParams(max_tokens=min(max_tokens, state.settings.max_tokens_limit),
-                              temperature=body.temperature, top_p=body.top_p, seed=body.seed,
-                              stop=list(body.stop or []))
+    max_tokens = min(body.max_completion_tokens or body.max_tokens or 256, state.settings.max_tokens_limit)
+    # a JSON reply is constrained token by token (the processor runs in the engine's sampler)
+    processors: list[LogitsProcessor] = [] if fmt is None else [await json_processor(fmt, engine.tokenizer, max_tokens)]
+    sampling = SamplingParams(max_tokens=max_tokens, temperature=body.temperature, top_p=body.top_p,
+                              seed=body.seed, stop=list(body.stop or []), logits_processors=processors)
     return prompt, sampling
+
+
+def _finish(out: Any, fmt: JsonFormat | None) -> dict:
+    """finish_reason, and for a JSON reply cut by max_tokens the finish_message saying it is incomplete."""
+    reason = out.finish_reason or "stop"
+    message = incomplete_message(fmt, out.text, len(out.token_ids or [])) if fmt and reason == "length" else None
+    return {"finish_reason": reason, **({"finish_message": message} if message else {})}
 
 
 def _usage(out: Any) -> dict:
@@ -74,19 +85,22 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Any
     model = _model(body, state)
     unsupported = body.unsupported(rag=model == RAG_MODEL)
     if unsupported:
-        raise ApiError(400, f"unsupported parameter(s) for model {model!r}: {', '.join(unsupported)}",
-                       param=unsupported[0], code="unsupported_parameter")
+        why = {"stop": " (with a JSON response_format a stop string would cut the JSON)",
+               "response_format": " (its reply is the verified answer's text; the base model writes JSON)"}
+        raise ApiError(400, f"unsupported parameter(s) for model {model!r}: {', '.join(unsupported)}"
+                       + why.get(unsupported[0], ""), param=unsupported[0], code="unsupported_parameter")
     cid = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     if model == RAG_MODEL:
         return await rag_completion(body, request, state, cid, created)
-    prompt, sampling = _prepare(body, state)
+    fmt = parse_response_format(body.response_format)
+    prompt, sampling = await _prepare(body, state, fmt)
     outputs = state.async_engine.generate(prompt, sampling)  # type: ignore[union-attr]
     if body.stream:
         usage = bool(body.stream_options and body.stream_options.include_usage)
         # pull the first output now, so queue-full / prompt-too-long errors become proper HTTP errors
         first = await anext(outputs)
-        return StreamingResponse(_chunks(state, outputs, first, cid, created, model, usage),
+        return StreamingResponse(_chunks(state, outputs, first, cid, created, model, usage, fmt),
                                  media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     async def collect() -> Any:
@@ -103,17 +117,17 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Any
     state.metrics.observe_generation("/v1/chat/completions", out)
     return {
         "id": cid, "object": "chat.completion", "created": created, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": out.text},
-                     "finish_reason": out.finish_reason or "stop", "logprobs": None}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": out.text}, **_finish(out, fmt),
+                     "logprobs": None}],
         "usage": _usage(out),
     }
 
 
 async def _chunks(state: ServiceState, outputs: AsyncGenerator[Any, None], first: Any, cid: str, created: int,
-                  model: str, include_usage: bool) -> AsyncIterator[str]:
-    def chunk(delta: dict, finish: str | None) -> dict:
+                  model: str, include_usage: bool, fmt: JsonFormat | None) -> AsyncIterator[str]:
+    def chunk(delta: dict, finish: dict | None) -> dict:
         return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, **(finish or {"finish_reason": None})}]}
 
     async with aclosing(outputs):  # a disconnect cancels us here -> the generator aborts the request
         yield sse(None, chunk({"role": "assistant", "content": ""}, None))
@@ -124,7 +138,7 @@ async def _chunks(state: ServiceState, outputs: AsyncGenerator[Any, None], first
             if out.finished:
                 break
             out = await anext(outputs)
-        yield sse(None, chunk({}, out.finish_reason or "stop"))
+        yield sse(None, chunk({}, _finish(out, fmt)))
         state.metrics.observe_generation("/v1/chat/completions", out)
         if include_usage:
             yield sse(None, {"id": cid, "object": "chat.completion.chunk", "created": created,

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from api.response_format import DESCRIPTION as RESPONSE_FORMAT_DESCRIPTION
 from api.schemas import AskResponse
 
 MAX_MESSAGE_CHARS = 32_000
@@ -64,7 +65,7 @@ class ChatCompletionRequest(BaseModel):
     function_call: str | dict[str, Any] | None = Field(None, description=_REFUSED + " (`none` is accepted)")
     logprobs: bool | None = Field(None, description=_REFUSED)
     top_logprobs: int | None = Field(None, ge=0, le=20, description=_REFUSED)
-    response_format: dict[str, Any] | None = Field(None, description=_REFUSED + " (`{\"type\": \"text\"}` is accepted)")
+    response_format: dict[str, Any] | None = Field(None, description=RESPONSE_FORMAT_DESCRIPTION)
     logit_bias: dict[str, float] | None = Field(None, description=_REFUSED)
     presence_penalty: float | None = Field(None, ge=-2.0, le=2.0, description=_REFUSED)
     frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0, description=_REFUSED)
@@ -86,10 +87,12 @@ class ChatCompletionRequest(BaseModel):
                "tool_choice": self.tool_choice not in (None, "none"),
                "function_call": self.function_call not in (None, "none"),
                "logprobs": bool(self.logprobs), "top_logprobs": bool(self.top_logprobs),
-               "response_format": self.response_format is not None and self.response_format.get("type") != "text",
+               "response_format": rag and self.response_format is not None and self.response_format.get("type") != "text",
                "logit_bias": bool(self.logit_bias), "presence_penalty": bool(self.presence_penalty),
                "frequency_penalty": bool(self.frequency_penalty), "audio": self.audio is not None,
                "modalities": self.modalities not in (None, ["text"]), "prediction": self.prediction is not None}
+        if self.response_format is not None and self.response_format.get("type") != "text":
+            off.update(stop=bool(self.stop))   # a stop string would cut the JSON short
         if rag:  # the answer loop samples and stops its own way
             off.update(stop=bool(self.stop), top_p=self.top_p != 1.0)
         else:
@@ -107,6 +110,8 @@ class Choice(BaseModel):
     message: AssistantMessage
     finish_reason: str
     logprobs: None = None
+    finish_message: str | None = Field(None, description="why a JSON `response_format` reply is incomplete, when "
+                                                         "`max_tokens` ended it (`finish_reason` is `length`)")
 
 
 class CompletionUsage(BaseModel):

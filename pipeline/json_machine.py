@@ -1,94 +1,38 @@
 """A character-level JSON state machine driven by a JSON schema (the grammar behind constrained.py).
 
-States are immutable tuples of frames (hashable, so masks can be cached per state). Supported schema:
-``object`` (``properties`` emitted in schema order, all of them), ``array`` (``items``, ``minItems``,
-``maxItems``), ``string`` (``maxLength``), ``number``, ``integer``, ``boolean``, ``null``, ``enum``,
-``const``. Whitespace: at most one space after ``:`` and ``,`` — small models otherwise pad forever.
+States are immutable tuples of frames (hashable, so masks can be cached per state). The schema subset is
+json_schema_subset.py's (checked before compiling): fixed objects (``properties`` emitted in schema order,
+all of them), free objects (any keys; values of ``additionalProperties``), arrays, strings, numbers,
+literals (``enum``, ``const``, booleans, null), unions of types and any value (``{}``). Whitespace: at most
+one space after ``:`` and ``,`` — small models otherwise pad forever.
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from typing import Any
+
+from pipeline.json_grammar import Grammar
+from pipeline.json_schema_subset import SchemaError
 
 State = tuple  # tuple of frames; the bottom frame is ("root", done)
 
-_NUM_END = {"zero", "int", "frac", "exp"}
+_NUM_END = {"zero", "int", "frac", "exp", "exp2"}
 _MAX_NUMBER_CHARS = 20
+_MAX_FRAMES = 64          # free values ({} schemas) may nest; this deep, no container opens any more
 _HEX = set("0123456789abcdefABCDEF")
-
-
-class SchemaError(ValueError):
-    """The schema uses something the constraint does not support."""
+__all__ = ["JsonMachine", "SchemaError", "State"]
 
 
 class JsonMachine:
     def __init__(self, schema: dict):
-        if not isinstance(schema, dict):
-            raise SchemaError("schema must be a JSON object (dict)")
-        self.nodes: list[dict] = []
-        self._compile(schema, "$")
-        self._min_values = [self._min_value(i) for i in range(len(self.nodes))]
+        grammar = Grammar(schema)
+        self.nodes, self._min_values, self.root = grammar.nodes, grammar.min_values, grammar.root
+        self.max_completion_growth = grammar.max_completion_growth
         self.step = lru_cache(maxsize=200_000)(self._step)   # memoise (state, char) transitions
         self._completion = lru_cache(maxsize=50_000)(self._completion_uncached)
 
-    # -- schema compilation ---------------------------------------------------------------------
-    def _compile(self, s: dict, where: str) -> int:
-        nid = len(self.nodes)
-        self.nodes.append({})
-        if "enum" in s or "const" in s:
-            values = s["enum"] if "enum" in s else [s["const"]]
-            if not values:
-                raise SchemaError(f"{where}: enum must not be empty")
-            self.nodes[nid] = {"kind": "literal", "texts": tuple(json.dumps(v, ensure_ascii=False) for v in values)}
-            return nid
-        kind = s.get("type")
-        if kind == "object":
-            props = s.get("properties", {})
-            compiled = [(json.dumps(name, ensure_ascii=False) + ":", self._compile(sub, f"{where}.{name}"))
-                        for name, sub in props.items()]
-            self.nodes[nid] = {"kind": "object", "props": compiled}
-        elif kind == "array":
-            if "items" not in s:
-                raise SchemaError(f"{where}: array needs 'items'")
-            lo, hi = int(s.get("minItems", 0)), s.get("maxItems")
-            if hi is not None and int(hi) < lo:
-                raise SchemaError(f"{where}: maxItems < minItems")
-            self.nodes[nid] = {"kind": "array", "items": self._compile(s["items"], f"{where}[]"),
-                               "min": lo, "max": None if hi is None else int(hi)}
-        elif kind == "string":
-            self.nodes[nid] = {"kind": "string", "max": s.get("maxLength")}
-        elif kind in ("number", "integer"):
-            self.nodes[nid] = {"kind": "number", "integer": kind == "integer"}
-        elif kind == "boolean":
-            self.nodes[nid] = {"kind": "literal", "texts": ("true", "false")}
-        elif kind == "null":
-            self.nodes[nid] = {"kind": "literal", "texts": ("null",)}
-        else:
-            raise SchemaError(f"{where}: unsupported schema type {kind!r}")
-        return nid
-
-    def _min_value(self, nid: int) -> str:
-        node = self.nodes[nid]
-        kind = node["kind"]
-        if kind == "object":
-            return "{" + ",".join(key + self._min_value(sub) for key, sub in node["props"]) + "}"
-        if kind == "array":
-            return "[" + ",".join([self._min_value(node["items"])] * node["min"]) + "]"
-        if kind == "string":
-            return '""'
-        if kind == "number":
-            return "0"
-        return min(node["texts"], key=len)
-
-    def max_completion_growth(self) -> int:
-        """An upper bound on how much one token can lengthen the shortest completion."""
-        item = max([len(self._min_values[n["items"]]) + 1 for n in self.nodes if n["kind"] == "array"] or [0])
-        return 4 * max(item, 5) + 4
-
     # -- transitions ----------------------------------------------------------------------------
     def initial(self) -> State:
-        return (("root", False), ("val", 0))
+        return (("root", False), ("val", self.root))
 
     def feed(self, state: State | None, text: str) -> State | None:
         for ch in text:
@@ -106,6 +50,8 @@ class JsonMachine:
             return None
         if out == "pop":
             return self._pop(state)
+        if len(state) + len(out) > _MAX_FRAMES + 1:
+            return None
         return self._settle(state[:-1] + out)
 
     def _settle(self, state: State) -> State:
@@ -123,6 +69,8 @@ class JsonMachine:
             done = ("root", True)
         elif parent[0] == "obj":
             done = ("obj", parent[1], parent[2], "after")
+        elif parent[0] == "dict":
+            done = ("dict", parent[1], "colon" if parent[2] == "in_key" else "after")
         else:  # array
             done = ("arr", parent[1], parent[2] + 1, "after")
         return state[:-2] + (done,)
@@ -143,6 +91,14 @@ class JsonMachine:
             return (("obj", nid, 0, "key", 0),) if node["props"] else (("obj", nid, -1, "after"),)
         if kind == "array":
             return (("arr", nid, 0, "open"),) if ch == "[" else None
+        if kind == "dict":
+            return (("dict", nid, "open"),) if ch == "{" else None
+        if kind == "union":   # the options' first characters are disjoint: at most one starts
+            for option in node["options"]:
+                started = self._start(option, ch)
+                if started is not None:
+                    return started
+            return None
         if kind == "string":
             return (("str", nid, 0, 0),) if ch == '"' else None
         if kind == "number":
@@ -170,6 +126,8 @@ class JsonMachine:
             return (("lit", f[1], prefix),) if any(t.startswith(prefix) for t in self.nodes[f[1]]["texts"]) else None
         if kind == "obj":
             return self._object(f, ch)
+        if kind == "dict":
+            return self._dict(f, ch)
         return self._array(f, ch)
 
     def _child(self, parent: tuple, nid: int, ch: str) -> tuple | None:
@@ -196,6 +154,26 @@ class JsonMachine:
             if ch == " ":
                 return (("obj", nid, i, "key", 0),)
             return self._object(("obj", nid, i, "key", 0), ch)
+        return None
+
+    def _dict(self, f: tuple, ch: str) -> tuple | str | None:
+        """An object with any keys: open -> key -> colon -> value -> after (-> comma -> key ...)."""
+        _, nid, phase = f
+        node = self.nodes[nid]
+        if phase in ("open", "comma_ws", "pre_key") and ch == '"':
+            return (("dict", nid, "in_key"), ("str", node["key"], 0, 0))
+        if phase == "open" or phase == "after":
+            if ch == "}":
+                return "pop"
+            return (("dict", nid, "comma_ws"),) if ch == "," and phase == "after" else None
+        if phase == "comma_ws" and ch == " ":
+            return (("dict", nid, "pre_key"),)
+        if phase == "colon":
+            return (("dict", nid, "colon_ws"),) if ch == ":" else None
+        if phase == "colon_ws" and ch == " ":
+            return (("dict", nid, "pre_val"),)
+        if phase in ("colon_ws", "pre_val"):
+            return self._child(("dict", nid, "in_val"), node["values"], ch)
         return None
 
     def _array(self, f: tuple, ch: str) -> tuple | str | None:
@@ -241,8 +219,10 @@ class JsonMachine:
         nxt = None
         if phase == "minus" and digit:
             nxt = "zero" if ch == "0" else "int"
-        elif phase in ("int", "frac", "exp") and digit:
+        elif phase in ("int", "frac") and digit:
             nxt = phase
+        elif phase == "exp" and digit:   # two exponent digits at most: 1e999 parses as infinity
+            nxt = "exp2"
         elif phase in ("frac0",) and digit:
             nxt = "frac"
         elif phase in ("exp0", "expsign") and digit:
@@ -316,6 +296,11 @@ class JsonMachine:
                 return rest(i + 1) + "}"
             head = props[i][0][f[4]:] if phase == "key" else (props[i][0] if phase == "comma_ws" else "")
             return head + self._min_values[props[i][1]] + rest(i + 1) + "}"
+        if kind == "dict":
+            _, nid, phase = f
+            value = self._min_values[self.nodes[nid]["values"]]
+            return {"open": "}", "after": "}", "colon": ":" + value + "}", "colon_ws": value + "}",
+                    "pre_val": value + "}", "comma_ws": '"":' + value + "}", "pre_key": '"":' + value + "}"}[phase]
         _, nid, count, phase = f
         node = self.nodes[nid]
         mv = self._min_values[node["items"]]

@@ -5,6 +5,7 @@ import math
 import socket
 import threading
 import time
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ class FakeTokenizer:
     """Byte-level: every UTF-8 byte is one token, so Chinese text round-trips exactly."""
 
     eos_token_ids: set[int] = {0}
+    vocab_size = 256
 
     def encode(self, text: str) -> list[int]:
         return list(text.encode("utf-8"))
@@ -73,6 +75,7 @@ class _Seq:
     blocks: int = 0
     t0: float = field(default_factory=time.perf_counter)
     t_first: float | None = None
+    emitted: int = 0
 
 
 class FakeEngine:
@@ -117,23 +120,42 @@ class FakeEngine:
         time.sleep(self.step_delay_s)
         outputs = []
         for seq in list(self.running):
-            seq.out.append(ord("a") + len(seq.out) % 26)
+            token = self._next_token(seq)
+            if token is not None:
+                seq.out.append(token)
             now = time.perf_counter()
             seq.t_first = seq.t_first or now
-            done = len(seq.out) >= seq.sampling.max_tokens
+            done = token is None or len(seq.out) >= seq.sampling.max_tokens
             if done:
                 self.running.remove(seq)
                 self.free_blocks += seq.blocks
             outputs.append(self._output(seq, done, now))
         return outputs
 
+    def _next_token(self, seq: _Seq) -> int | None:
+        """The letters a, b, c, ...; under logits processors, the best token of seeded random logits as they
+        mask them (None: the end-of-sequence token)."""
+        if not seq.sampling.logits_processors:
+            return ord("a") + len(seq.out) % 26
+        import torch
+
+        gen = torch.Generator().manual_seed(zlib.crc32(f"{seq.rid}:{len(seq.out)}".encode()))
+        logits = torch.randn(256, generator=gen) * 3
+        for proc in seq.sampling.logits_processors:
+            logits = proc(list(seq.out), logits)
+        token = int(logits.argmax())
+        return None if token in self.tokenizer.eos_token_ids else token
+
     def _output(self, seq: _Seq, done: bool, now: float) -> RequestOutput:
         n = len(seq.out)
         m = RequestMetrics(ttft_s=(seq.t_first or now) - seq.t0,
                            tpot_s=(now - (seq.t_first or now)) / max(n - 1, 1) or 1e-3,
                            prompt_tokens=len(seq.prompt_ids), generated_tokens=n, e2e_s=now - seq.t0)
+        reason = None if not done else ("length" if n >= seq.sampling.max_tokens else "stop")
+        delta = self.tokenizer.decode(seq.out[-1:]) if seq.out and len(seq.out) > seq.emitted else ""
+        seq.emitted = n
         return RequestOutput(seq.rid, seq.prompt, seq.prompt_ids, self.tokenizer.decode(seq.out), list(seq.out),
-                             chr(seq.out[-1]), done, "length" if done else None, None, m)
+                             delta, done, reason, None, m)
 
     def abort(self, request_id: str) -> None:
         self.aborted.append(request_id)

@@ -202,7 +202,8 @@ def test_chat_completions_bad_input(svc: Service, payload, needle) -> None:
     ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
     ({"tool_choice": "required"}, "tool_choice"),
     ({"logprobs": True, "top_logprobs": 2}, "logprobs"),
-    ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"model": "verirag-rag", "response_format": {"type": "json_object"}}, "response_format"),  # the base model has it
+    ({"response_format": {"type": "json_object"}, "stop": ["}"]}, "stop"),  # a stop string would cut the JSON
     ({"logit_bias": {"1": 2}}, "logit_bias"),
     ({"presence_penalty": 0.5}, "presence_penalty"),
     ({"policy": "flag"}, "policy"),                         # verirag-rag's option, not the model's

@@ -50,6 +50,9 @@ async def reload_rules(request: Request) -> Any:
     count = len(getattr(holder.current, "rules", []) or [])
     if errors:
         return JSONResponse({"reloaded": False, "count": count, "errors": [str(e) for e in errors]}, 422)
+    state = _admin(request)
+    if state.on_rules_reloaded is not None:  # replicas: the others follow within replica_sync_s
+        await run_in_threadpool(state.on_rules_reloaded)
     return {"reloaded": True, "count": count, "errors": []}
 
 

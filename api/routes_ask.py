@@ -74,6 +74,8 @@ async def readyz(request: Request) -> JSONResponse:
         body.update(ready=ready, loading=None if ready else (snap["loading"] or "starting"), stages=snap["stages"])
     if state.load_error is not None:
         body.update(ready=False, loading=None, error=state.load_error)
+    if state.replica_info is not None:  # one of several Ray Serve replicas: which, and what it serves
+        body["replica"] = state.replica_info()
     return JSONResponse(body, 200 if body["ready"] else 503)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from api.metrics import ServiceMetrics
 from api.settings import Settings
@@ -47,6 +47,10 @@ class ServiceState:
     # `verirag serve` binds its port first and loads the components in a thread: the stages it is in
     load_progress: Any | None = None  # neural.load_progress.LoadProgress while (or after) loading there
     load_error: str | None = None  # why that loading failed (the server then stops)
+    # set when this app is one of several Ray Serve replicas (api/replica.py): a successful rule reload is
+    # published to the others, and /readyz says which replica answered and what it serves
+    on_rules_reloaded: Callable[[], None] | None = None
+    replica_info: Callable[[], dict[str, Any]] | None = None
 
     @property
     def loading(self) -> bool:

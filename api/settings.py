@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from pipeline.defaults import MAX_SPECULATIVE_TOKENS
@@ -50,6 +50,29 @@ class Settings(BaseSettings):
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
     # one line per request with its request id, route, status and latency: JSON (for log pipelines) or plain
     access_log: Literal["json", "plain", "off"] = "json"
+    # `verirag serve --replicas N` (Ray Serve, api/ray_deploy.py): N copies of this app behind Ray's HTTP proxy
+    replicas: int = Field(1, ge=1, le=1024)
+    # None or "local": start a local Ray cluster ("local" with replicas 1 still runs on Ray); "auto" or
+    # "ray://host:10001": join that cluster
+    ray_address: str | None = None
+    # autoscaling bounds: both set turns Ray's autoscaler on (replicas is then the starting count)
+    min_replicas: int | None = Field(None, ge=0, le=1024)
+    max_replicas: int | None = Field(None, ge=1, le=1024)
+    target_ongoing_requests: float = Field(2.0, gt=0)  # the autoscaler aims at this many per replica
+    # per-replica queue limit: requests one replica works on at once; more wait in Ray's router, and past
+    # max_queued_requests (-1: no bound) the proxy answers 503
+    max_ongoing_requests: int = Field(16, ge=1)
+    max_queued_requests: int = Field(-1, ge=-1)
+    replica_cpus: float = Field(1.0, gt=0)  # Ray CPUs per replica (also its torch threads: OMP_NUM_THREADS)
+    replica_gpus: float = Field(0.0, ge=0)
+    # how often each replica checks the index's CURRENT pointer and the rule generation another replica
+    # published (api/replica_sync.py): the longest a replica serves the previous version after a reload
+    replica_sync_s: float = Field(1.0, gt=0, le=60)
+    # how often Ray checks each replica (its process alive, its engine loop running); a dead one is replaced
+    replica_health_check_s: float = Field(10.0, gt=0, le=600)
+    # replica starts that may fail before Ray gives up on a deployment none of whose replicas ever started
+    # (Ray also caps them at 3 per replica); once one has started, Ray retries the others without end
+    replica_start_attempts: int = Field(20, ge=1)
 
     @field_validator("api_key", "admin_api_key")
     @classmethod
@@ -57,6 +80,16 @@ class Settings(BaseSettings):
         if v is not None and len(v.get_secret_value()) < 8:
             raise ValueError("API keys must be at least 8 characters")
         return v
+
+    @model_validator(mode="after")
+    def _replica_bounds(self) -> "Settings":
+        lo, hi = self.min_replicas, self.max_replicas
+        if (lo is None) != (hi is None):
+            raise ValueError("min_replicas and max_replicas go together (both set: autoscaling on)")
+        if lo is not None and hi is not None and not lo <= self.replicas <= hi:
+            raise ValueError(f"replicas ({self.replicas}) must lie within min_replicas ({lo}) .. "
+                             f"max_replicas ({hi})")
+        return self
 
     @property
     def resolved_index_dir(self) -> Path | None:

@@ -1,11 +1,17 @@
-"""`verirag serve`: serve the HTTP API with uvicorn at once, loading engine, index and rules meanwhile."""
+"""`verirag serve`: serve the HTTP API with uvicorn at once, loading engine, index and rules meanwhile (or, with
+--replicas N, as N Ray Serve replicas: api/commands/serve_replicas.py)."""
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
 
+from typing import TYPE_CHECKING
+
 from api.commands.models import MODEL_HELP
+
+if TYPE_CHECKING:  # api.settings imports the pipeline package: not at CLI start-up
+    from api.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,8 +28,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="settings file (.toml/.yaml/.json); VERIRAG_* env vars and flags override it")
     p.add_argument("--access-log", choices=["json", "plain", "off"], default=None,
                    help="one line per request (request id, route, status, latency): json (default), plain or off")
+    p.add_argument("--replicas", type=replica_count, metavar="N", default=None,
+                   help="run N replicas of the app behind Ray Serve's HTTP proxy (needs verirag[ray]; "
+                        "autoscaling bounds and queue limits come from the settings file)")
+    p.add_argument("--ray-address", metavar="ADDR", default=None,
+                   help="join this Ray cluster ('auto', ray://host:10001) instead of starting a local one; "
+                        "'local' starts one even for a single replica")
     p.add_argument("--print-settings", action="store_true", help="print the effective settings and exit")
     p.set_defaults(func=handler)
+
+
+def replica_count(text: str) -> int:
+    """argparse type for --replicas: a whole number from 1 to 1024, said plainly otherwise."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of replicas (1..1024), got {text!r}") from None
+    if not 1 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 1024, got {n}")
+    return n
+
+
+def configure_logging(settings: Settings) -> None:
+    """Log level for everything, and the access log as whole lines (JSON or plain) on stderr."""
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    access = logging.getLogger("verirag.access")  # api.access writes whole lines (JSON or plain): no prefix
+    if not access.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s" if settings.access_log == "json"
+                                               else "%(asctime)s access: %(message)s"))
+        access.addHandler(handler)
+    access.setLevel(logging.INFO)  # on unless --access-log off, whatever the log level (basicConfig may be a no-op)
+    access.propagate = False
 
 
 def handler(args: argparse.Namespace) -> int:
@@ -32,7 +68,8 @@ def handler(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(args.config, host=args.host, port=args.port, kb_dir=args.kb,
                                  index_dir=args.index, rules_dir=args.rules, model=args.model,
-                                 speculative_tokens=args.speculative_tokens, access_log=args.access_log)
+                                 speculative_tokens=args.speculative_tokens, access_log=args.access_log,
+                                 replicas=args.replicas, ray_address=args.ray_address)
     except SettingsError as exc:
         print(f"verirag serve: error: {exc}", file=sys.stderr)
         return 2
@@ -48,14 +85,11 @@ def handler(args: argparse.Namespace) -> int:
         if path is None or not path.exists():
             print(f"verirag serve: error: {what} folder not found: {path}", file=sys.stderr)
             return 2
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    access = logging.getLogger("verirag.access")  # api.access writes whole lines (JSON or plain): no prefix
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s" if settings.access_log == "json"
-                                           else "%(asctime)s access: %(message)s"))
-    access.addHandler(handler)
-    access.setLevel(logging.INFO)  # on unless --access-log off, whatever the log level (basicConfig may be a no-op)
-    access.propagate = False
+    if settings.replicas > 1 or settings.min_replicas is not None or settings.ray_address is not None:
+        from api.commands.serve_replicas import run_replicas
+
+        return run_replicas(settings)
+    configure_logging(settings)
     import uvicorn
 
     from api.app import create_app

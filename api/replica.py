@@ -1,7 +1,7 @@
 """VerifiedRAGReplica: one Ray Serve replica, the same FastAPI app as `verirag serve` over its own components.
 
-api/ray_deploy.py wraps this class with ``serve.ingress()`` and ``serve.deployment``; it imports no Ray
-itself, so `verirag serve` without replicas never needs Ray installed.
+api/ray_deploy.py wraps this class with ``serve.ingress()`` and ``serve.deployment``; Ray is imported only
+inside the replica, so `verirag serve` without replicas never needs it installed.
 """
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ def test_bad_replica_counts_are_clear_cli_errors(value: str, needle: str, capsys
 
 @pytest.mark.parametrize("config, needle", [
     ("min_replicas = 1\n", "min_replicas and max_replicas go together"),
-    ("min_replicas = 1\nmax_replicas = 3\nreplicas = 5\n", "replicas (5) must lie within min_replicas (1) .. max_replicas (3)"),
+    ("min_replicas = 1\nmax_replicas = 3\nreplicas = 5\n",
+     "replicas (5) must lie within min_replicas (1) .. max_replicas (3)"),
     ("max_ongoing_requests = 0\n", "max_ongoing_requests: Input should be greater than or equal to 1"),
     ("replica_cpus = -1\n", "replica_cpus: Input should be greater than 0"),
 ])

@@ -101,8 +101,18 @@ class DeploymentState:
     app_status: str
     status: str
     running: int
-    target: int
+    total: int  # replicas in any state: running, starting, stopping
     message: str
+
+
+def summarize(message: str) -> str:
+    """Ray's status message with a replica's traceback cut to its last line, the exception a person acts on
+    (``... Error: ModelLoadError: model path does not exist: ...``); the whole traceback stays in Ray's logs."""
+    head, sep, rest = message.partition("Error:")
+    if not sep or "Traceback" not in rest:
+        return message.strip()
+    lines = [line.strip() for line in rest.splitlines() if line.strip().strip("^~ ")]
+    return f"{head.strip()} Error: {lines[-1]}"
 
 
 def deployment_state(app_name: str = APP_NAME) -> DeploymentState | None:
@@ -113,8 +123,9 @@ def deployment_state(app_name: str = APP_NAME) -> DeploymentState | None:
         return None
     dep = app.deployments[DEPLOYMENT]
     states = {getattr(k, "value", k): n for k, n in dep.replica_states.items()}
-    return DeploymentState(str(getattr(app.status, "value", app.status)), str(getattr(dep.status, "value", dep.status)),
-                           states.get("RUNNING", 0), sum(states.values()), dep.message or app.message or "")
+    return DeploymentState(str(getattr(app.status, "value", app.status)),
+                           str(getattr(dep.status, "value", dep.status)), states.get("RUNNING", 0),
+                           sum(states.values()), summarize(dep.message or app.message or ""))
 
 
 def deploy(settings: Settings, components: str = DEFAULT_COMPONENTS, *, timeout_s: float = 1800,
@@ -151,7 +162,7 @@ def deploy(settings: Settings, components: str = DEFAULT_COMPONENTS, *, timeout_
             if state.running >= 1:
                 return state
         if failure:
-            raise DeployFailedError(str(failure[0]))
+            raise DeployFailedError(summarize(str(failure[0])))
         time.sleep(0.5)
     raise DeployFailedError(f"no replica was running after {timeout_s:.0f} s: {last.message if last else ''}")
 

@@ -67,3 +67,30 @@ def test_replicas_without_ray_installed_say_how_to_install_it(tmp_path: Path, mo
     assert run_replicas(load_settings(None, replicas=2)) == 2
     err = capsys.readouterr().err
     assert "replicas need Ray Serve, which is not installed" in err and "pip install 'verirag[ray]'" in err
+
+
+# the shape of the message Ray 2.60 gave `verirag serve --replicas 1 --model /nonexistent/model.gguf`
+RAY_MESSAGE = """The deployment failed to start 3 times in a row. This may be due to a problem with its constructor \
+or initial health check failing. See controller logs for details. Error:
+\x1b[36mray::ServeReplica:verirag:VerifiedRAG.initialize_and_get_metadata()\x1b[39m (pid=10698, ip=192.0.2.2)
+  File "/x/ray/serve/_private/replica.py", line 1928, in initialize
+    raise RuntimeError(traceback.format_exc()) from None
+RuntimeError: Traceback (most recent call last):
+  File "/x/api/state.py", line 106, in build_components
+    engine = Engine(EngineConfig(model=settings.model, device=settings.device, dtype=settings.dtype,
+             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/x/neural/loader/__init__.py", line 38, in load_model
+    raise ModelLoadError(f"model path does not exist: {p}")
+neural.errors.ModelLoadError: model path does not exist: /nonexistent/model.gguf
+"""
+
+
+def test_rays_failure_message_is_cut_to_the_exception() -> None:
+    from api.ray_deploy import summarize
+
+    assert summarize(RAY_MESSAGE) == (
+        "The deployment failed to start 3 times in a row. This may be due to a problem with its constructor or "
+        "initial health check failing. See controller logs for details. Error: "
+        "neural.errors.ModelLoadError: model path does not exist: /nonexistent/model.gguf")
+    plain = "A replica's health check failed. This deployment will be UNHEALTHY until the replica recovers."
+    assert summarize(plain) == plain and summarize("") == ""

@@ -18,7 +18,8 @@ def _say(text: str) -> None:
 
 
 def _report(state: "DeploymentState") -> None:
-    line = f"replicas running {state.running}/{state.target}, deployment {state.status}"
+    line = (f"replicas: {state.running} running, {state.total - state.running} starting or stopping; "
+            f"deployment {state.status}")
     _say(line + (f": {state.message.strip()}" if state.message else ""))
 
 
@@ -60,7 +61,7 @@ def run_replicas(settings: "Settings", components: str | None = None) -> int:
     stop = threading.Event()
     try:
         state = ray_deploy.deploy(settings, components or DEFAULT_COMPONENTS, report=_report)
-        _say(f"{state.running} of {state.target} replicas answering at http://{settings.host}:{settings.port} "
+        _say(f"{state.running} replica(s) answering at http://{settings.host}:{settings.port} "
              "(Ray Serve's proxy; each response names its replica in x-verirag-replica)")
         ray_deploy.watch(_report, stop)
     except ray_deploy.DeployFailedError as exc:

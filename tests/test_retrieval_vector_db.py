@@ -52,7 +52,8 @@ def pair(tmp_path_factory):
     root = tmp_path_factory.mktemp("vdb")
     kb = write_kb(root)
     ingest(kb, root / "faiss", embedder="hashing")
-    report = ingest(kb, root / "qdrant", embedder="hashing", backend=qdrant(root / "qstore"))
+    # in memory: the on-disk embedded store (~20 ms a point) is exercised by the tests below
+    report = ingest(kb, root / "qdrant", embedder="hashing", backend=BackendConfig(kind="qdrant", path=":memory:"))
     assert report.vector_index == "qdrant" and report.embedded_chunks == report.num_chunks > 40
     return Retriever.open(root / "faiss"), Retriever.open(root / "qdrant")
 

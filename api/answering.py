@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from api.concurrency import iterate_blocking, run_blocking
-from api.errors import ApiError
+from api.errors import ApiError, backend_unavailable
 from api.state import ServiceState
 from neural.async_engine import QueueFullError
 
@@ -31,6 +31,11 @@ async def answer(request: Any, state: ServiceState, question: str, options: Any)
     Raises api.concurrency.ClientGone when the client disconnects first (its generations are aborted)."""
     try:
         result = await run_blocking(request, state.executor, state.answerer.ask, question, options)  # type: ignore[union-attr]
+    except Exception as exc:
+        unavailable = backend_unavailable(exc)
+        if unavailable is None:
+            raise
+        raise unavailable from None
     finally:
         state.end_ask()
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
@@ -61,7 +66,12 @@ async def answer_events(state: ServiceState, question: str, options: Any, rid: s
             yield {**event, "type": kind}
     except QueueFullError as exc:
         yield {"type": "error", "error": {"type": "overloaded", "message": str(exc), "request_id": rid}}
-    except Exception:
+    except Exception as exc:
+        unavailable = backend_unavailable(exc)
+        if unavailable is not None:  # the vector database is down: say which, as the 503 would
+            yield {"type": "error", "error": {"type": "unavailable", "message": unavailable.detail,
+                                              "code": unavailable.code, "request_id": rid}}
+            return
         log.exception("%s stream failed (request %s)", endpoint, rid)
         yield {"type": "error", "error": {"type": "internal_error", "message": "internal error", "request_id": rid}}
     finally:

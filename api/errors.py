@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
@@ -24,6 +25,16 @@ class ApiError(HTTPException):
                  headers: dict[str, str] | None = None) -> None:
         super().__init__(status, message, headers)
         self.param, self.code = param, code
+
+
+def backend_unavailable(exc: BaseException) -> ApiError | None:
+    """A 503 naming the vector database when `exc` says it is down or too slow, else None. Looked up in
+    sys.modules, not imported: the error can only exist once the retrieval package is loaded, and
+    importing it here would cost every app start a second and a half."""
+    errors = sys.modules.get("retrieval.errors")
+    if errors is not None and isinstance(exc, errors.VectorStoreUnavailableError):
+        return ApiError(503, str(exc), code="vector_store_unavailable")
+    return None
 
 
 def _openai(request: Request) -> bool:

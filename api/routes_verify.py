@@ -8,7 +8,7 @@ from fastapi.responses import Response
 
 from api.answering import admit
 from api.concurrency import ClientGone, run_blocking
-from api.errors import ApiError
+from api.errors import ApiError, backend_unavailable
 from api.schemas import ErrorResponse, VerifyRequest, VerifyResponse
 from api.security import PathRefused, confine, require_api_key
 from api.state import ServiceState
@@ -53,6 +53,11 @@ async def verify(body: VerifyRequest, request: Request) -> Any:
         result = await run_blocking(request, state.executor, run)
     except ClientGone:
         return Response(status_code=499)
+    except Exception as exc:
+        unavailable = backend_unavailable(exc)
+        if unavailable is None:
+            raise
+        raise unavailable from None
     finally:
         state.end_ask()
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)

@@ -29,7 +29,7 @@ class Checker:
             for n in e.names:
                 self.alias_index.setdefault((e.type, n.strip().lower()), e.id)
 
-    def _at(self, loc: Location | None) -> tuple:
+    def _at(self, loc: Location | None) -> tuple[Location | None, str | None]:
         return loc, source_line(self.texts.get(loc.path, ""), loc.line) if loc else None
 
     def error(self, msg: str, loc: Location | None) -> None:

@@ -68,7 +68,7 @@ def strata(rules: list[m.ForwardRule]) -> tuple[dict[str, int], list[list[str]]]
     for rid, (_pos, _neg, out) in rels.items():
         for rel in out:
             producers.setdefault(rel, set()).add(rid)
-    feeds = {rid: set() for rid in rels}            # producer -> consumers (matching or negating)
+    feeds: dict[str, set[str]] = {rid: set() for rid in rels}  # producer -> consumers (matching or negating)
     negated_by: dict[str, set[str]] = {rid: set() for rid in rels}   # producer -> rules negating its output
     for rid, (pos, neg, _out) in rels.items():
         for rel in pos | neg:

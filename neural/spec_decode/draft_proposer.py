@@ -9,6 +9,7 @@ rejection sampler keeps the target distribution exactly for sampled requests too
 from __future__ import annotations
 
 import copy
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -16,16 +17,20 @@ from torch import nn
 from neural.block_manager import BlockManager
 from neural.errors import EngineError
 from neural.model_runner import ModelRunner
+from neural.models.llama import LlamaForCausalLM
 from neural.sampling_params import SamplingParams
 from neural.sequence import Sequence
 from neural.spec_decode.config import SpeculativeConfig
 
 
-def first_layers(model: nn.Module, num_layers: int) -> nn.Module:
+_M = TypeVar("_M", bound=nn.Module)
+
+
+def first_layers(model: LlamaForCausalLM, num_layers: int) -> LlamaForCausalLM:
     """A view of ``model`` with only its first layers; modules are shallow copies (own KV bindings),
     parameters are the target's own tensors."""
 
-    def shallow(m: nn.Module) -> nn.Module:
+    def shallow(m: _M) -> _M:
         c = copy.copy(m)
         c._modules = dict(m._modules)
         return c
@@ -81,7 +86,8 @@ class DraftModelProposer:
         return cls(runner, engine.max_model_len)
 
     def propose(self, seqs: list[Sequence], ks: list[int]) -> list[list[int]]:
-        shadows, wants, out = [], [], [[] for _ in seqs]
+        shadows: list[tuple[int, Sequence, int]] = []
+        out: list[list[int]] = [[] for _ in seqs]
         for i, (seq, k) in enumerate(zip(seqs, ks)):
             sh = self.shadows.get(seq.request_id)
             if sh is None:

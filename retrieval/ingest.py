@@ -103,8 +103,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
         raise DocumentError(f"knowledge base {str(kb)!r} is not a directory")
     kb = kb.resolve()
     idx = Path(index_dir) if index_dir is not None else default_index_dir(kb)
-    rel = Path(idx.resolve()).relative_to(kb) if idx.resolve().is_relative_to(kb) else None
-    if rel is not None and (not rel.parts or not rel.parts[0].startswith(".")):
+    inside = Path(idx.resolve()).relative_to(kb) if idx.resolve().is_relative_to(kb) else None
+    if inside is not None and (not inside.parts or not inside.parts[0].startswith(".")):
         raise RetrievalError(f"index dir {str(idx)!r} lies inside the knowledge base; put it outside "
                              "or in a hidden folder such as KB/.verirag")
     with ingest_lock(idx):
@@ -133,7 +133,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             if manifest["kb_root"] != str(kb):
                 raise IndexMismatchError(f"{idx}: index belongs to knowledge base {manifest['kb_root']!r}, "
                                          f"not {str(kb)!r}; pass another --index or --rebuild")
-        same_chunker = bool(manifest) and manifest.get("chunker_version") == CHUNKER_VERSION
+        same_chunker = bool(manifest and manifest.get("chunker_version") == CHUNKER_VERSION)
         if manifest and same_chunker and vectors is None and same_backend and kb_matches(kb, manifest, limits):
             # Fast path (the pipeline's lazy check): same files, same hashes -> nothing to load or write.
             if strict and manifest.get("skipped"):
@@ -173,7 +173,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
         for d in docs:
             m = d.meta
             old = prev.docs.get(m.doc_id) if prev else None
-            if old is not None and old.sha256 == m.sha256 and same_chunker:
+            if prev is not None and old is not None and old.sha256 == m.sha256 and same_chunker:
                 report.unchanged.append(m.doc_id)
                 rows = old_rows.get(m.doc_id, [])
                 chunks += [prev.chunks[r] for r in rows]

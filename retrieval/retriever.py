@@ -44,7 +44,7 @@ class Retriever:
         self.embedder = embedder
         self.index_dir = index_dir
         self.version: str = snapshot.manifest["version"]
-        self.vectors: VectorBackend = vectors or FaissBackend(snapshot.vectors, snapshot.embeddings)
+        self.vectors: VectorBackend = vectors or _faiss(snapshot)
         metas = [snapshot.docs[c.doc_id] for c in snapshot.chunks]
         self._doc = np.array([c.doc_id for c in snapshot.chunks], dtype=object)
         self._lang = np.array([m.language or "" for m in metas], dtype=object)
@@ -173,12 +173,17 @@ class Retriever:
                        page_end=c.page_end, quarantine=c.quarantine)
 
 
+def _faiss(snap: Snapshot) -> FaissBackend:
+    assert snap.vectors is not None and snap.embeddings is not None  # a FAISS index saves both
+    return FaissBackend(snap.vectors, snap.embeddings)
+
+
 def open_vectors(snap: Snapshot, index_dir: Path) -> VectorBackend:
     """The vector backend the index's manifest records, checked reachable (a database that is down is a
     VectorStoreUnavailableError now, not at the first question)."""
     config = BackendConfig.from_manifest(snap.manifest)
     if config.kind == "faiss":
-        return FaissBackend(snap.vectors, snap.embeddings)
+        return _faiss(snap)
     from .qdrant_backend import QdrantBackend, point_id
     db = QdrantBackend(config, index_dir)
     db.check(int(snap.manifest["embedder"]["dim"]))

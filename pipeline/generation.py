@@ -6,6 +6,7 @@ import time
 from typing import Any, Generator
 
 from pipeline import prompts
+from pipeline.events import Generation, TokenEvent
 from pipeline.types import AskOptions
 
 
@@ -14,7 +15,7 @@ def ms(seconds: float) -> float:
 
 
 def generate(generator: Any, prompt: prompts.Prompt, opts: AskOptions, attempt: int, stream: bool,
-             repetition_penalty: float, stop: tuple[str, ...]) -> Generator[dict, None, dict]:
+             repetition_penalty: float, stop: tuple[str, ...]) -> Generator[TokenEvent, None, Generation]:
     """Run one generation (yielding token events when streaming); returns text, timings, usage."""
     from neural import SamplingParams
     seed = None if opts.seed is None else opts.seed + attempt

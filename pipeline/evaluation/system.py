@@ -58,6 +58,7 @@ def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *
         # The rule base's own reading of the answer, used only to spot gold-fact conflicts; the
         # verdicts of the verifier under test are never consulted by the scoring.
         rb = answerer.holder.current
+        assert rb is not None  # default_answerer always loads rules
         return [(f.relation, f.args) for f, _, _ in rb.extract(text, source=Provenance("answer"))]
 
     return SystemSetup(ask=lambda q: answerer.ask(q, options), read_facts=read_facts,

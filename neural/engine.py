@@ -95,12 +95,7 @@ class Engine:
         runner = ModelRunner(model_config, weights, dtype, self.device, self.config.block_size, 1, max_len,
                              packed=packed)
         free, _ = torch.cuda.mem_get_info(self.device)
-        runner.num_blocks = max(1, int(free * self.config.gpu_memory_utilization) // block_bytes)
-        runner.kv_cache = torch.zeros(
-            (2, model_config.num_hidden_layers, runner.num_blocks, self.config.block_size,
-             model_config.num_key_value_heads, model_config.head_dim), dtype=dtype, device=self.device,
-        )
-        runner.model.bind_kv_cache(runner.kv_cache)
+        runner.allocate_kv_cache(max(1, int(free * self.config.gpu_memory_utilization) // block_bytes))
         return runner
 
     # ------------------------------------------------------------------ requests

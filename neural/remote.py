@@ -165,7 +165,10 @@ class RemoteGenerator:
         where = self.http.url("chat/completions")
         cancel = cancel_event.get()
         response = self.http.send("POST", "chat/completions", json=body, stream=True)
-        rid, text, finish, usage, first, chunks = uuid.uuid4().hex, "", None, {}, None, 0
+        rid, text, chunks = uuid.uuid4().hex, "", 0
+        finish: str | None = None
+        first: float | None = None
+        usage: dict[str, int] = {}
         prompt_estimate = self._estimate(body, "")["prompt_tokens"]
         try:
             raise_for_status(response, where)

@@ -127,6 +127,9 @@ def raise_for_status(response: httpx.Response, where: str) -> None:
                                      f"${API_KEY_ENV} as a Bearer token")
     if status == 404 and "model" in said.lower():
         raise RemoteModelNotServedError(f"remote generator {where} does not serve the model asked for ({detail})")
+    if status == 404:
+        raise RemoteUnavailableError(f"remote generator {where} has no such route ({detail}): is the URL the "
+                                     "server's OpenAI base, usually ending in /v1?")
     raise RemoteUnavailableError(f"remote generator {where} failed ({detail})")
 
 
@@ -142,8 +145,8 @@ class RemoteHTTP:
             headers["Authorization"] = f"Bearer {key}"
         timeout = httpx.Timeout(connect=config.connect_timeout_s, read=config.read_timeout_s,
                                 write=config.read_timeout_s, pool=config.connect_timeout_s)
-        # trust_env=False: no proxy from the environment reroutes a server the user named by address
-        self.client = httpx.Client(headers=headers, timeout=timeout, transport=transport, trust_env=False)
+        # the environment's proxy and CA settings (HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE) apply, as for any client
+        self.client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
         self.attempts = 0   # requests sent, retries included (for tests and logs)
 
     def url(self, path: str) -> str:

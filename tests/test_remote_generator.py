@@ -71,6 +71,9 @@ def test_a_server_listing_several_models_needs_one_named() -> None:
         RemoteGenerator.connect(RemoteConfig("http://remote.test/v1"), transport=transport)
     gen = RemoteGenerator.connect(RemoteConfig("http://remote.test/v1", served_model="qwen-7b"), transport=transport)
     assert gen.max_model_len is None      # none listed: the answer loop falls back to its 2048
+    no_v1 = httpx.MockTransport(lambda request: httpx.Response(404, content=b'{"detail": "Not Found"}'))
+    with pytest.raises(RemoteUnavailableError, match=r"http://remote.test/models has no such route .* ending in /v1"):
+        RemoteGenerator.connect(RemoteConfig("http://remote.test"), transport=no_v1)
     not_a_list = httpx.MockTransport(lambda request: httpx.Response(200, content=b"<html>hello</html>"))
     with pytest.raises(RemoteUnavailableError, match="not with an OpenAI model list"):
         RemoteGenerator.connect(RemoteConfig("http://remote.test/v1"), transport=not_a_list)

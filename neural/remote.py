@@ -105,13 +105,26 @@ class RemoteGenerator:
 
     # -- generation -----------------------------------------------------------------------------------
     def chat(self, messages: list[dict], sampling: SamplingParams | None = None) -> RequestOutput:
-        """One non-streaming completion; its metrics carry no time to first token (the reply came whole)."""
+        """The whole completion. Read as a stream unless ``config.stream_replies`` is off, so the read timeout
+        bounds a silence (a stalled server) and not the whole generation (a slow one that is producing);
+        a reply that comes whole carries no time to first token."""
+        if self.config.stream_replies:
+            last = None
+            for last in self.stream(messages, sampling):
+                pass
+            assert last is not None  # _events always ends with the finished output
+            return last
         body = self._body(messages, sampling, stream=False)
         t0 = time.perf_counter()
-        where = self.http.url("chat/completions")
         response = self.http.send("POST", "chat/completions", json=body)
-        raise_for_status(response, where)
+        raise_for_status(response, self.http.url("chat/completions"))
+        return self._whole(response, body, t0)
+
+    def _whole(self, response: httpx.Response, body: dict, t0: float) -> RequestOutput:
+        """A completion that came as one JSON body (the response is read and closed)."""
+        where = self.http.url("chat/completions")
         try:
+            response.read()
             data = response.json()
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
@@ -172,6 +185,9 @@ class RemoteGenerator:
         prompt_estimate = self._estimate(body, "")["prompt_tokens"]
         try:
             raise_for_status(response, where)
+            if response.headers.get("content-type", "").startswith("application/json"):
+                yield self._whole(response, body, t0)   # a server that does not stream answered whole
+                return
             for line in response.iter_lines():
                 if cancel is not None and cancel.is_set():  # the HTTP client went away: closing aborts upstream
                     raise RequestCancelledError("request cancelled")

@@ -61,6 +61,8 @@ class RemoteConfig:
     backoff_s: float = 0.5            # first wait; doubled each retry, at most max_backoff_s
     max_backoff_s: float = 8.0
     context_len: int | None = None    # None: the server's listed max_model_len (vLLM lists it), else 2048
+    # chat() reads the reply as an SSE stream too (False: one JSON body, for a server that cannot stream)
+    stream_replies: bool = True
     api_key_env: str = API_KEY_ENV
 
     def __post_init__(self) -> None:

@@ -29,14 +29,19 @@ def _completion(text: str) -> bytes:
 
 
 def test_chat_and_stream_through_verirags_own_openai_route(tmp_path) -> None:
-    engine = ScriptedEngine([ANSWER, ANSWER, ANSWER])
+    engine = ScriptedEngine([ANSWER] * 4)
     with verirag_server(engine, tmp_path) as url:
-        gen = RemoteGenerator.connect(RemoteConfig(url, served_model=MODEL))
-        out = gen.chat(CHAT, SamplingParams(max_tokens=128, stop=["\n\n"]))
-        assert out.text == ANSWER and out.finished and out.finish_reason == "stop"
+        whole = RemoteGenerator.connect(RemoteConfig(url, served_model=MODEL, stream_replies=False))
+        out = whole.chat(CHAT, SamplingParams(max_tokens=128, stop=["\n\n"]))     # one JSON reply
+        assert out.text == ANSWER and out.finished and out.finish_reason == "stop" and out.metrics.ttft_s is None
         # the server's usage, checked against what its engine saw: one byte-token per byte
         assert out.metrics.generated_tokens == len(ANSWER.encode())
         assert out.metrics.prompt_tokens == len(engine.prompts[0].encode()) and "How much annual leave?" in engine.prompts[0]
+
+        gen = RemoteGenerator.connect(RemoteConfig(url, served_model=MODEL))
+        read = gen.chat(CHAT, SamplingParams(max_tokens=128))      # by default read as a stream: same reply
+        assert (read.text, read.finish_reason, read.metrics.generated_tokens) == (ANSWER, "stop", len(ANSWER))
+        assert read.metrics.ttft_s is not None and read.metrics.prompt_tokens == out.metrics.prompt_tokens
 
         outs = list(gen.stream(CHAT, SamplingParams(max_tokens=128)))
         deltas = [o.delta_text for o in outs if o.delta_text]
@@ -142,7 +147,7 @@ def _scripted(statuses: list, body: bytes = b"", headers: dict | None = None):
         if isinstance(status, Exception):
             raise status
         return httpx.Response(status, content=body if status == 200 else b'{"error": {"message": "busy"}}',
-                              headers=headers or {})
+                              headers={"content-type": "application/json", **(headers or {})})
     return httpx.MockTransport(handler), calls
 
 

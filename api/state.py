@@ -13,6 +13,7 @@ from neural.async_engine import AsyncEngine
 
 log = logging.getLogger("verirag.api")
 
+
 class SwappableRetriever:
     """Delegates to the current Retriever; POST/DELETE /documents swap in a re-opened index atomically."""
 

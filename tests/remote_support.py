@@ -6,7 +6,6 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator
 
 from api_support import FakeTokenizer, free_port, live_server
@@ -67,7 +66,7 @@ class ScriptedEngine:
 
 
 @contextmanager
-def verirag_server(engine: Any, tmp: Path, api_key: str | None = None) -> Iterator[str]:
+def verirag_server(engine: Any, api_key: str | None = None) -> Iterator[str]:
     """verirag's own app (its /v1/chat/completions and /v1/models) over ``engine``; yields the /v1 base URL."""
     from api.app import create_app
     from api.settings import Settings

@@ -53,12 +53,12 @@ def _summary(result) -> tuple:
 
 @pytest.mark.parametrize("script, status", [([GOOD], "verified"), ([WRONG, GOOD], "regenerated"),
                                             ([VIOLATING] * 3, "abstained")])
-def test_the_same_statuses_as_a_local_generator(rulebase, tmp_path, script, status) -> None:
+def test_the_same_statuses_as_a_local_generator(rulebase, script, status) -> None:
     local = Answerer(ScriptedGenerator(list(script)), FixedRetriever(PASSAGES), rulebase, AnswererConfig(**CONFIG))
     expected = local.ask(QUESTION)
     assert expected.status == status
     engine = ScriptedEngine(list(script) * 2)          # once for ask, once for ask_stream
-    with verirag_server(engine, tmp_path) as url:
+    with verirag_server(engine) as url:
         remote = Answerer(RemoteGenerator(RemoteConfig(url, served_model=MODEL)), FixedRetriever(PASSAGES), rulebase,
                           AnswererConfig(**CONFIG))
         got = remote.ask(QUESTION)
@@ -72,7 +72,7 @@ def test_the_same_statuses_as_a_local_generator(rulebase, tmp_path, script, stat
     assert got.usage["completion_tokens"] == sum(len(s.encode()) for s in script)   # the server's counts
 
 
-def test_model_extraction_is_off_with_a_reason(rulebase, tmp_path) -> None:
+def test_model_extraction_is_off_with_a_reason(rulebase) -> None:
     gen = RemoteGenerator(RemoteConfig(f"http://127.0.0.1:{closed_port()}/v1", served_model="m"))
     a = Answerer(gen, FixedRetriever(PASSAGES), rulebase, AnswererConfig(lm_extraction=True))
     assert a.lm_extraction is False and "logits processor" in a.lm_extraction_off
@@ -86,8 +86,8 @@ def _app(rulebase, generator):
                       rulebase_holder=SimpleNamespace(current=rulebase))
 
 
-def test_serve_answers_through_the_remote_and_503_naming_it_when_it_is_down(rulebase, tmp_path) -> None:
-    with verirag_server(ScriptedEngine([GOOD]), tmp_path) as remote_url:
+def test_serve_answers_through_the_remote_and_503_naming_it_when_it_is_down(rulebase) -> None:
+    with verirag_server(ScriptedEngine([GOOD])) as remote_url:
         gen = RemoteGenerator(RemoteConfig(remote_url, served_model=MODEL))
         with live_server(_app(rulebase, gen)) as url:
             assert httpx.get(f"{url}/readyz").json()["checks"]["model"] is True
@@ -113,20 +113,20 @@ def test_serve_answers_through_the_remote_and_503_naming_it_when_it_is_down(rule
         assert r.json()["error"]["code"] == "backend_unavailable"
 
 
-def test_build_components_connects_or_fails_by_what_is_wrong(tmp_path, caplog) -> None:
+def test_build_components_connects_or_fails_by_what_is_wrong(caplog) -> None:
     down = f"openai+http://127.0.0.1:{closed_port()}/v1"
     parts = build_components(Settings(model=down, served_model="m", remote_retries=0))
     assert isinstance(parts["generator"], RemoteGenerator) and "engine" not in parts   # no local model loaded
     assert "serving anyway" in caplog.text                            # down now: checked again on first use
-    with verirag_server(ScriptedEngine([]), tmp_path) as url:
+    with verirag_server(ScriptedEngine([])) as url:
         with pytest.raises(RemoteModelNotServedError, match="does not serve 'other'"):
             build_components(Settings(model=f"openai+{url}", served_model="other"))
         assert build_components(Settings(model=f"openai+{url}"))["generator"].served_model == MODEL
 
 
-def test_answer_options_reach_the_server_as_sampling(rulebase, tmp_path) -> None:
+def test_answer_options_reach_the_server_as_sampling(rulebase) -> None:
     engine = ScriptedEngine([GOOD])
-    with verirag_server(engine, tmp_path) as url:
+    with verirag_server(engine) as url:
         gen = RemoteGenerator(RemoteConfig(url, served_model=MODEL))
         a = Answerer(gen, FixedRetriever(PASSAGES), rulebase, AnswererConfig(**CONFIG))
         r = a.ask(QUESTION, AskOptions(max_tokens=10, policy="flag"))

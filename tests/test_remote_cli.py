@@ -13,8 +13,8 @@ from api.cli import main
 DATASET = Path(__file__).resolve().parent.parent / "eval" / "default_domain.jsonl"
 
 
-def test_generate_on_the_remote_server_streaming_and_not(tmp_path, capsys) -> None:
-    with verirag_server(ScriptedEngine(["Hello there.", "Hello there."]), tmp_path) as url:
+def test_generate_on_the_remote_server_streaming_and_not(capsys) -> None:
+    with verirag_server(ScriptedEngine(["Hello there.", "Hello there."])) as url:
         assert main(["generate", "hi", "--model", f"openai+{url}", "--served-model", MODEL, "--stats"]) == 0
         out, err = capsys.readouterr()
         assert out == "Hello there.\n" and re.search(r"12 generated tokens, finish=stop, ttft=\d+\.\d{3}s", err)  # streamed

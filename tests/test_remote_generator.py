@@ -28,9 +28,9 @@ def _completion(text: str) -> bytes:
         "usage": {"prompt_tokens": 7, "completion_tokens": 3}}).encode()
 
 
-def test_chat_and_stream_through_verirags_own_openai_route(tmp_path) -> None:
+def test_chat_and_stream_through_verirags_own_openai_route() -> None:
     engine = ScriptedEngine([ANSWER] * 4)
-    with verirag_server(engine, tmp_path) as url:
+    with verirag_server(engine) as url:
         whole = RemoteGenerator.connect(RemoteConfig(url, served_model=MODEL, stream_replies=False))
         out = whole.chat(CHAT, SamplingParams(max_tokens=128, stop=["\n\n"]))     # one JSON reply
         assert out.text == ANSWER and out.finished and out.finish_reason == "stop" and out.metrics.ttft_s is None
@@ -55,9 +55,9 @@ def test_chat_and_stream_through_verirags_own_openai_route(tmp_path) -> None:
         assert short.text == ANSWER[:5] and short.finish_reason == "length"
 
 
-def test_the_served_model_must_be_listed_and_the_key_is_sent_as_bearer(tmp_path, monkeypatch) -> None:
+def test_the_served_model_must_be_listed_and_the_key_is_sent_as_bearer(monkeypatch) -> None:
     monkeypatch.delenv("VERIRAG_REMOTE_API_KEY", raising=False)
-    with verirag_server(ScriptedEngine([ANSWER]), tmp_path, api_key="secret-key-123") as url:
+    with verirag_server(ScriptedEngine([ANSWER]), api_key="secret-key-123") as url:
         with pytest.raises(RemoteUnavailableError, match="refused the API key.*VERIRAG_REMOTE_API_KEY") as err:
             RemoteGenerator.connect(RemoteConfig(url, served_model=MODEL))
         assert url in str(err.value)

@@ -68,7 +68,7 @@ async def answer_events(state: ServiceState, question: str, options: Any, rid: s
         yield {"type": "error", "error": {"type": "overloaded", "message": str(exc), "request_id": rid}}
     except Exception as exc:
         unavailable = backend_unavailable(exc)
-        if unavailable is not None:  # the vector database is down: say which, as the 503 would
+        if unavailable is not None:  # the vector database or the remote model is down: say which, as the 503 would
             yield {"type": "error", "error": {"type": "unavailable", "message": unavailable.detail,
                                               "code": unavailable.code, "request_id": rid}}
             return

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from neural.async_engine import EngineDeadError, QueueFullError, RequestCancelledError
-from neural.errors import EngineError
+from neural.errors import EngineError, RemoteUnavailableError
 
 log = logging.getLogger("verirag.api")
 _KINDS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout",
@@ -28,9 +28,11 @@ class ApiError(HTTPException):
 
 
 def backend_unavailable(exc: BaseException) -> ApiError | None:
-    """A 503 naming the vector database when `exc` says it is down or too slow, else None. Looked up in
-    sys.modules, not imported: the error can only exist once the retrieval package is loaded, and
-    importing it here would cost every app start a second and a half."""
+    """A 503 naming the vector database or the remote model server when `exc` says it is down or too slow,
+    else None. The retrieval error is looked up in sys.modules, not imported: it can only exist once the
+    retrieval package is loaded, and importing it here would cost every app start a second and a half."""
+    if isinstance(exc, RemoteUnavailableError):  # its message names the server's URL
+        return ApiError(503, str(exc), code="backend_unavailable")
     errors = sys.modules.get("retrieval.errors")
     if errors is not None and isinstance(exc, errors.VectorStoreUnavailableError):
         return ApiError(503, str(exc), code="vector_store_unavailable")

@@ -2,6 +2,7 @@
 with a symbolic answer where the rules prove what the question asks."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from symbolic import RuleBase
 
 DEFAULT_CONTEXT_LEN = 2048
+log = logging.getLogger(__name__)
 
 
 class Generator(Protocol):
@@ -98,6 +100,12 @@ class Answerer:
         self.config = config or AnswererConfig()
         self.profile = self.config.profile or profile_for(generator)
         self.lm_extraction = self.profile.lm_extraction if self.config.lm_extraction is None else self.config.lm_extraction
+        # why the model cannot read values into the rule vocabulary (None: it can): its reader needs a logits processor
+        self.lm_extraction_off = None if getattr(generator, "supports_logits_processors", True) else (
+            "a remote model cannot apply a logits processor: values no pattern or focus places stay value claims")
+        if self.lm_extraction_off and self.lm_extraction:
+            log.info("model extraction off: %s", self.lm_extraction_off)
+        self.lm_extraction = self.lm_extraction and self.lm_extraction_off is None
         self.kb_facts = KBFactCache()
         if verifier_factory is None:
             from symbolic import Verifier

@@ -6,6 +6,7 @@ import logging
 import sys
 
 from api.commands.models import MODEL_HELP
+from api.commands.remote_args import add_remote_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--access-log", choices=["json", "plain", "off"], default=None,
                    help="one line per request (request id, route, status, latency): json (default), plain or off")
     p.add_argument("--print-settings", action="store_true", help="print the effective settings and exit")
+    add_remote_args(p)
     p.set_defaults(func=handler)
 
 
@@ -32,7 +34,10 @@ def handler(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(args.config, host=args.host, port=args.port, kb_dir=args.kb,
                                  index_dir=args.index, rules_dir=args.rules, model=args.model,
-                                 speculative_tokens=args.speculative_tokens, access_log=args.access_log)
+                                 speculative_tokens=args.speculative_tokens, access_log=args.access_log,
+                                 served_model=args.served_model, remote_timeout_s=args.remote_timeout,
+                                 remote_connect_timeout_s=args.remote_connect_timeout,
+                                 remote_retries=args.remote_retries, remote_context_len=args.remote_context_len)
     except SettingsError as exc:
         print(f"verirag serve: error: {exc}", file=sys.stderr)
         return 2

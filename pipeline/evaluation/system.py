@@ -64,10 +64,12 @@ def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *
         assert rb is not None  # default_answerer always loads rules
         return [(f.relation, f.args) for f, _, _ in rb.extract(text, source=Provenance("answer"))]
 
+    from neural.remote import RemoteGenerator
+    generator = answerer.generator
     return SystemSetup(ask=lambda q: answerer.ask(q, options), read_facts=read_facts,
                        prepare=lambda q: answerer.prepare(q, options),
                        read_claims=getattr(answerer, "read_claims", None),
-                       describe={"model": (answerer.generator.describe() if getattr(answerer.generator, "is_remote", False)
+                       describe={"model": (generator.describe() if isinstance(generator, RemoteGenerator)
                                            else model or "default (SmolLM2-135M-Instruct Q4_1)"),
                                  "kb": str(Path(kb_dir).resolve()), "rules": str(Path(rules_dir).resolve()),
                                  "policy": "regenerate", "max_attempts": max_attempts, "top_k": top_k,

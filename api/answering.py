@@ -26,11 +26,11 @@ def admit(state: ServiceState, what: str = "/ask") -> None:
         raise QueueFullError(f"too many answer requests in flight ({state.settings.max_concurrent_asks})")
 
 
-async def answer(request: Any, state: ServiceState, question: str, options: Any) -> dict:
-    """The answer loop's result dict, run in a worker thread (admitted already; the slot is given back).
-    Raises api.concurrency.ClientGone when the client disconnects first (its generations are aborted)."""
+async def run_admitted(request: Any, state: ServiceState, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` for an admitted request, in a worker thread; a backend that is down (vector store,
+    remote model) becomes its 503; the answer slot is given back either way. ClientGone passes through."""
     try:
-        result = await run_blocking(request, state.executor, state.answerer.ask, question, options)  # type: ignore[union-attr]
+        return await run_blocking(request, state.executor, fn, *args)
     except Exception as exc:
         unavailable = backend_unavailable(exc)
         if unavailable is None:
@@ -38,6 +38,12 @@ async def answer(request: Any, state: ServiceState, question: str, options: Any)
         raise unavailable from None
     finally:
         state.end_ask()
+
+
+async def answer(request: Any, state: ServiceState, question: str, options: Any) -> dict:
+    """The answer loop's result dict, run in a worker thread (admitted already; the slot is given back).
+    Raises api.concurrency.ClientGone when the client disconnects first (its generations are aborted)."""
+    result = await run_admitted(request, state, state.answerer.ask, question, options)  # type: ignore[union-attr]
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     state.metrics.observe_answer(data)
     return data

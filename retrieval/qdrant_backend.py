@@ -5,6 +5,7 @@ Every call is bounded by the configured timeout, and every failure to reach the 
 VectorStoreUnavailableError naming the backend and where it was looked for: never a hang."""
 from __future__ import annotations
 
+import atexit
 import contextlib
 import math
 import os
@@ -25,6 +26,17 @@ SCROLL_PAGE = 2048
 # process, calls serialised.
 _EMBEDDED: dict[str, tuple[Any, threading.RLock]] = {}
 _EMBEDDED_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_embedded() -> None:
+    """Close the embedded clients while the interpreter still runs: left to their __del__ at shutdown, each
+    printed an ImportError traceback ("sys.meta_path is None") at the end of every process that used one."""
+    with _EMBEDDED_LOCK:
+        for client, _lock in _EMBEDDED.values():
+            with contextlib.suppress(Exception):
+                client.close()
+        _EMBEDDED.clear()
 
 
 def point_id(doc_sha: str, chunk_id: str, chunker_version: int) -> str:

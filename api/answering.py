@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from api.concurrency import iterate_blocking, run_blocking
-from api.errors import ApiError
+from api.errors import ApiError, backend_unavailable
 from api.state import ServiceState
 from neural.async_engine import QueueFullError
 
@@ -26,13 +26,24 @@ def admit(state: ServiceState, what: str = "/ask") -> None:
         raise QueueFullError(f"too many answer requests in flight ({state.settings.max_concurrent_asks})")
 
 
+async def run_admitted(request: Any, state: ServiceState, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` for an admitted request, in a worker thread; a backend that is down (vector store,
+    remote model) becomes its 503; the answer slot is given back either way. ClientGone passes through."""
+    try:
+        return await run_blocking(request, state.executor, fn, *args)
+    except Exception as exc:
+        unavailable = backend_unavailable(exc)
+        if unavailable is None:
+            raise
+        raise unavailable from None
+    finally:
+        state.end_ask()
+
+
 async def answer(request: Any, state: ServiceState, question: str, options: Any) -> dict:
     """The answer loop's result dict, run in a worker thread (admitted already; the slot is given back).
     Raises api.concurrency.ClientGone when the client disconnects first (its generations are aborted)."""
-    try:
-        result = await run_blocking(request, state.executor, state.answerer.ask, question, options)  # type: ignore[union-attr]
-    finally:
-        state.end_ask()
+    result = await run_admitted(request, state, state.answerer.ask, question, options)  # type: ignore[union-attr]
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     state.metrics.observe_answer(data)
     return data
@@ -61,7 +72,12 @@ async def answer_events(state: ServiceState, question: str, options: Any, rid: s
             yield {**event, "type": kind}
     except QueueFullError as exc:
         yield {"type": "error", "error": {"type": "overloaded", "message": str(exc), "request_id": rid}}
-    except Exception:
+    except Exception as exc:
+        unavailable = backend_unavailable(exc)
+        if unavailable is not None:  # the vector database or the remote model is down: say which, as the 503 would
+            yield {"type": "error", "error": {"type": "unavailable", "message": unavailable.detail,
+                                              "code": unavailable.code, "request_id": rid}}
+            return
         log.exception("%s stream failed (request %s)", endpoint, rid)
         yield {"type": "error", "error": {"type": "internal_error", "message": "internal error", "request_id": rid}}
     finally:

@@ -82,18 +82,22 @@ class _LoadingGate:
 
 def attach_components(state: ServiceState, *, answerer: Any = None, engine: Any = None,
                       async_engine: AsyncEngine | None = None, retriever: Any = None,
-                      rulebase_holder: Any = None) -> None:
+                      rulebase_holder: Any = None, generator: Any = None) -> None:
     """Wire loaded components into the state (at creation, or from `verirag serve`'s loading thread);
-    the answerer goes in last: it is what /ask waits for."""
+    the answerer goes in last: it is what /ask waits for. ``generator``: a remote one (neural.remote), in
+    place of a local engine."""
     owns = async_engine is None and engine is not None
     if owns:
         async_engine = AsyncEngine(engine, max_pending=state.settings.max_pending)
     swappable = SwappableRetriever(retriever) if retriever is not None else None
-    if answerer is None and async_engine is not None and swappable is not None and rulebase_holder is not None:
+    if generator is None and async_engine is not None:
+        generator = EngineClient(async_engine)
+    if answerer is None and generator is not None and swappable is not None and rulebase_holder is not None:
         from pipeline import Answerer
 
-        answerer = Answerer(EngineClient(async_engine), swappable, rulebase_holder)
+        answerer = Answerer(generator, swappable, rulebase_holder)
     state.async_engine, state.owns_engine = async_engine, owns
+    state.remote = generator if getattr(generator, "is_remote", False) else None
     state.retriever, state.rules = swappable, rulebase_holder
     state.answerer = answerer
 
@@ -101,18 +105,19 @@ def attach_components(state: ServiceState, *, answerer: Any = None, engine: Any 
 def create_app(settings: Settings | None = None, *, answerer: Any = None, engine: Any = None,
                async_engine: AsyncEngine | None = None, retriever: Any = None,
                rulebase_holder: Any = None, build_missing: bool = False, load_in_background: bool = False,
-               on_load_failure: Any = None) -> FastAPI:
+               on_load_failure: Any = None, generator: Any = None) -> FastAPI:
     """Build the app. Components not passed are loaded from the settings when build_missing is True
     (what `verirag serve` does); tests inject small fakes or the real components directly.
     ``load_in_background``: return at once and load them in a thread started with the app (the port is
     served meanwhile: /healthz 200, /readyz 503 with the stage, the rest 503 + Retry-After);
-    ``on_load_failure(exc)`` is called from that thread if loading fails."""
+    ``on_load_failure(exc)`` is called from that thread if loading fails. ``generator``: the answer loop's
+    model when it is not a local engine (a neural.remote.RemoteGenerator)."""
     settings = settings or Settings()
     state: ServiceState
     metrics = ServiceMetrics(lambda: state.async_engine.metrics() if state.async_engine is not None else None)
     state = ServiceState(settings=settings, metrics=metrics, model_name=str(settings.model or "SmolLM2-135M-Instruct"))
     loader = None
-    if build_missing and engine is None and async_engine is None:
+    if build_missing and engine is None and async_engine is None and generator is None:
         if load_in_background:
             from neural.load_progress import LoadProgress
 
@@ -121,7 +126,8 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
             def loader() -> None:
                 try:
                     built = build_components(settings, state.load_progress)
-                    attach_components(state, answerer=answerer, engine=built["engine"],
+                    attach_components(state, answerer=answerer, engine=built.get("engine"),
+                                      generator=built.get("generator"),
                                       retriever=retriever if retriever is not None else built.get("retriever"),
                                       rulebase_holder=rulebase_holder if rulebase_holder is not None
                                       else built.get("rulebase_holder"))
@@ -132,12 +138,12 @@ def create_app(settings: Settings | None = None, *, answerer: Any = None, engine
                         on_load_failure(exc)
         else:
             built = build_components(settings)
-            engine = built["engine"]
+            engine, generator = built.get("engine"), built.get("generator")
             retriever = retriever if retriever is not None else built.get("retriever")
             rulebase_holder = rulebase_holder if rulebase_holder is not None else built.get("rulebase_holder")
     if loader is None:
         attach_components(state, answerer=answerer, engine=engine, async_engine=async_engine, retriever=retriever,
-                          rulebase_holder=rulebase_holder)
+                          rulebase_holder=rulebase_holder, generator=generator)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]

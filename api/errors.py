@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
@@ -10,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from neural.async_engine import EngineDeadError, QueueFullError, RequestCancelledError
-from neural.errors import EngineError
+from neural.errors import EngineError, RemoteUnavailableError
 
 log = logging.getLogger("verirag.api")
 _KINDS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout",
@@ -24,6 +25,18 @@ class ApiError(HTTPException):
                  headers: dict[str, str] | None = None) -> None:
         super().__init__(status, message, headers)
         self.param, self.code = param, code
+
+
+def backend_unavailable(exc: BaseException) -> ApiError | None:
+    """A 503 naming the vector database or the remote model server when `exc` says it is down or too slow,
+    else None. The retrieval error is looked up in sys.modules, not imported: it can only exist once the
+    retrieval package is loaded, and importing it here would cost every app start a second and a half."""
+    if isinstance(exc, RemoteUnavailableError):  # its message names the server's URL
+        return ApiError(503, str(exc), code="backend_unavailable")
+    errors = sys.modules.get("retrieval.errors")
+    if errors is not None and isinstance(exc, errors.VectorStoreUnavailableError):
+        return ApiError(503, str(exc), code="vector_store_unavailable")
+    return None
 
 
 def _openai(request: Request) -> bool:

@@ -6,8 +6,8 @@ from typing import Any
 from fastapi import APIRouter, Request, Security
 from fastapi.responses import Response
 
-from api.answering import admit
-from api.concurrency import ClientGone, run_blocking
+from api.answering import admit, run_admitted
+from api.concurrency import ClientGone
 from api.errors import ApiError
 from api.schemas import ErrorResponse, VerifyRequest, VerifyResponse
 from api.security import PathRefused, confine, require_api_key
@@ -50,11 +50,9 @@ async def verify(body: VerifyRequest, request: Request) -> Any:
         return answerer.verify(body.question, body.answer, body.passages, top_k=body.top_k, scope=scope)  # type: ignore[union-attr]
 
     try:
-        result = await run_blocking(request, state.executor, run)
+        result = await run_admitted(request, state, run)
     except ClientGone:
         return Response(status_code=499)
-    finally:
-        state.end_ask()
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     data.pop("question", None)
     return {**data, "request_id": getattr(request.state, "request_id", None)}

@@ -26,7 +26,13 @@ class Settings(BaseSettings):
     kb_dir: Path | None = None
     index_dir: Path | None = None
     rules_dir: Path | None = None
-    model: str | None = None  # None = the default SmolLM2 GGUF
+    model: str | None = None  # None = the default SmolLM2 GGUF; openai+http(s)://HOST:PORT/v1: a remote server
+    # the remote generator (model openai+...): which model it serves and how patiently to talk to it
+    served_model: str | None = Field(None, min_length=1)  # None: the one model the server lists
+    remote_connect_timeout_s: float = Field(5.0, gt=0)
+    remote_timeout_s: float = Field(60.0, gt=0)  # longest silence while a reply (or its next chunk) is due
+    remote_retries: int = Field(3, ge=0, le=10)  # on connection errors and 429/502/503/504, backoff doubling
+    remote_context_len: int | None = Field(None, ge=1)  # None: the server's listed max_model_len, else 2048
     device: str = "auto"
     dtype: str = "float32"
     kv_cache_bytes: int | None = Field(None, gt=0)
@@ -73,6 +79,32 @@ class Settings(BaseSettings):
     # replica starts that may fail before Ray gives up on a deployment none of whose replicas ever started
     # (Ray also caps them at 3 per replica); once one has started, Ray retries the others without end
     replica_start_attempts: int = Field(20, ge=1)
+
+    @field_validator("model")
+    @classmethod
+    def _remote_url(cls, v: str | None) -> str | None:
+        if v is not None and v.startswith("openai+"):
+            from neural.remote_http import parse_remote_model
+
+            parse_remote_model(v)  # RemoteConfigError is a ValueError: reported as this key's error
+        return v
+
+    @model_validator(mode="after")
+    def _remote_keys_need_a_remote_model(self) -> Settings:
+        if self.served_model is not None and not (self.model or "").startswith("openai+"):
+            raise ValueError("served_model needs model = openai+http://HOST:PORT/v1 (a remote model)")
+        return self
+
+    def remote_config(self) -> Any:
+        """The neural.remote.RemoteConfig the model names, or None for a local model."""
+        if not (self.model or "").startswith("openai+"):
+            return None
+        from neural.remote_http import RemoteConfig
+
+        return RemoteConfig.from_model(self.model or "", served_model=self.served_model,
+                                       connect_timeout_s=self.remote_connect_timeout_s,
+                                       read_timeout_s=self.remote_timeout_s, max_retries=self.remote_retries,
+                                       context_len=self.remote_context_len)
 
     @field_validator("api_key", "admin_api_key")
     @classmethod

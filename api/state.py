@@ -1,6 +1,7 @@
 """ServiceState: the live components one app serves (engine loop, answerer, retriever, rules, metrics)."""
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -9,6 +10,8 @@ from typing import Any, Callable
 from api.metrics import ServiceMetrics
 from api.settings import Settings
 from neural.async_engine import AsyncEngine
+
+log = logging.getLogger("verirag.api")
 
 
 class SwappableRetriever:
@@ -39,6 +42,7 @@ class ServiceState:
     retriever: SwappableRetriever | None = None
     rules: Any | None = None  # symbolic.RuleBaseHolder-like: .current, .reload()
     model_name: str = "verirag"
+    remote: Any | None = None  # neural.remote.RemoteGenerator when the model is served elsewhere (no engine here)
     owns_engine: bool = False
     executor: ThreadPoolExecutor = field(default=None)  # type: ignore[assignment]
     asks_in_flight: int = 0
@@ -80,7 +84,7 @@ class ServiceState:
     def readiness(self) -> dict[str, bool]:
         rb = getattr(self.rules, "current", None) if self.rules is not None else None
         return {
-            "model": self.async_engine is not None and self.async_engine.alive,
+            "model": (self.async_engine is not None and self.async_engine.alive) or self.remote is not None,
             "index": self.retriever is not None and self.retriever.current is not None,
             "rules": rb is not None,
             "answerer": self.answerer is not None,
@@ -90,23 +94,19 @@ class ServiceState:
         self.executor.shutdown(wait=False, cancel_futures=True)
         if self.owns_engine and self.async_engine is not None:
             self.async_engine.shutdown()
+        if self.remote is not None:
+            self.remote.close()
 
 
 def build_components(settings: Settings, progress: Any = None) -> dict[str, Any]:
-    """Load the real engine, index and rules named by the settings (imports are lazy: heavy). ``progress``
-    (a neural.load_progress.LoadProgress) is told each stage, the engine's own included."""
-    from neural import Engine, EngineConfig
+    """Load the real engine (or connect to the remote one), index and rules named by the settings (imports are
+    lazy: heavy). ``progress`` (a neural.load_progress.LoadProgress) is told each stage, the engine's own included."""
     from neural.load_progress import LoadProgress
-    from neural.spec_decode import SpeculativeConfig
 
     progress = progress or LoadProgress()
-    speculative = None
-    if settings.speculative_tokens:
-        speculative = SpeculativeConfig(num_speculative_tokens=settings.speculative_tokens)
-    engine = Engine(EngineConfig(model=settings.model, device=settings.device, dtype=settings.dtype,
-                                 kv_cache_bytes=settings.kv_cache_bytes,
-                                 max_num_seqs=settings.max_num_seqs, speculative=speculative), progress)
-    parts: dict[str, Any] = {"engine": engine}
+    remote = settings.remote_config()
+    parts: dict[str, Any] = {"generator": connect_remote(remote, progress)} if remote else \
+        {"engine": _local_engine(settings, progress)}
     from pipeline.factory import open_retriever, open_rules
 
     if settings.kb_dir is not None:  # ingests first when the index is missing or stale
@@ -117,3 +117,34 @@ def build_components(settings: Settings, progress: Any = None) -> dict[str, Any]
             parts["rulebase_holder"] = open_rules(settings.rules_dir)
     progress.ready()
     return parts
+
+
+def _local_engine(settings: Settings, progress: Any) -> Any:
+    from neural import Engine, EngineConfig
+    from neural.spec_decode import SpeculativeConfig
+
+    speculative = None
+    if settings.speculative_tokens:
+        speculative = SpeculativeConfig(num_speculative_tokens=settings.speculative_tokens)
+    return Engine(EngineConfig(model=settings.model, device=settings.device, dtype=settings.dtype,
+                               kv_cache_bytes=settings.kv_cache_bytes,
+                               max_num_seqs=settings.max_num_seqs, speculative=speculative), progress)
+
+
+def connect_remote(config: Any, progress: Any) -> Any:
+    """The remote generator, its served model checked when the server answers. A server that is down now
+    does not stop the service: it is checked again on the first question, which gets 503 naming it until it
+    answers. A server that answers without the model is a configuration error, raised here."""
+    from neural.errors import RemoteModelNotServedError, RemoteUnavailableError
+    from neural.remote import RemoteGenerator
+
+    generator = RemoteGenerator(config)
+    with progress.stage("remote model"):
+        try:
+            generator.check()
+        except RemoteModelNotServedError:
+            generator.close()
+            raise
+        except RemoteUnavailableError as exc:
+            log.warning("%s; serving anyway, /ask answers 503 until it is reachable", exc)
+    return generator

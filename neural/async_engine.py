@@ -46,7 +46,8 @@ class _ThreadSink:
 
 class _LoopSink:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop, self.q = loop, asyncio.Queue()
+        self.loop = loop
+        self.q: asyncio.Queue[Any] = asyncio.Queue()
 
     def put(self, item: Any) -> None:
         try:
@@ -297,7 +298,7 @@ class EngineClient:
         # chats become ids here, in the caller's thread, the same way Engine.chat does (no doubled BOS)
         if is_chat(prompt):
             return self.tokenizer.encode_chat(prompt)
-        return prompt  # type: ignore[return-value]
+        return prompt
 
     def stream(self, prompt: str | list[int] | list[dict], sampling: Any = None) -> Iterator[Any]:
         return self.async_engine.stream_sync(self._prompt(prompt), sampling)

@@ -80,8 +80,10 @@ class BlockManager:
         self.prefix_queries += max_blocks  # hit rate = share of eligible full prompt blocks served cached
         for _, parent, tokens, h in self._unhashed_blocks(seq, max_blocks):
             block_id = self.cached.get(h)
-            block = self.blocks[block_id] if block_id is not None else None
-            if block is None or block.token_ids != tokens or block.parent_hash != parent:
+            if block_id is None:
+                break
+            block = self.blocks[block_id]
+            if block.token_ids != tokens or block.parent_hash != parent:
                 break
             self.prefix_hits += 1
             self._ref(block_id)

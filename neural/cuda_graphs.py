@@ -36,7 +36,7 @@ class DecodeGraphs:
     batch_sizes: list[int]
     max_blocks_per_seq: int
     _captured: dict[int, _Captured] = field(default_factory=dict)
-    _pool: object = None
+    _pool: "torch.cuda._POOL_HANDLE | None" = None  # the type torch.cuda.graph(pool=) takes
     # what run() did, for tests and benchmarks: replays per captured (padded) size, eager fallbacks
     num_replays: dict[int, int] = field(default_factory=dict)
     num_eager: int = 0

@@ -5,7 +5,7 @@ import itertools
 import time
 from collections import deque
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, cast
 
 import torch
 
@@ -95,12 +95,7 @@ class Engine:
         runner = ModelRunner(model_config, weights, dtype, self.device, self.config.block_size, 1, max_len,
                              packed=packed)
         free, _ = torch.cuda.mem_get_info(self.device)
-        runner.num_blocks = max(1, int(free * self.config.gpu_memory_utilization) // block_bytes)
-        runner.kv_cache = torch.zeros(
-            (2, model_config.num_hidden_layers, runner.num_blocks, self.config.block_size,
-             model_config.num_key_value_heads, model_config.head_dim), dtype=dtype, device=self.device,
-        )
-        runner.model.bind_kv_cache(runner.kv_cache)
+        runner.allocate_kv_cache(max(1, int(free * self.config.gpu_memory_utilization) // block_bytes))
         return runner
 
     # ------------------------------------------------------------------ requests
@@ -179,6 +174,7 @@ class Engine:
         self.num_steps += 1
         verified: dict[int, list[tuple[int, float | None]]] = {}
         if rows is not None:  # speculating sequences: accepted tokens + one, KV rolled back past them
+            assert self.speculator is not None  # rows come from it
             logits, verified = self.speculator.verify(batch, logits, self.sampler.generator)
         sampling_rows, sampling_seqs = [], []
         for i, (seq, n) in enumerate(zip(batch.seqs, batch.num_new_tokens)):
@@ -207,6 +203,7 @@ class Engine:
             seq.append_token(tok)
             self.num_generated_tokens += 1
             if seq.logprobs is not None:
+                assert lp is not None  # a request asking for logprobs is sampled with them
                 seq.logprobs.append(lp)
             if seq.first_token_time is None:
                 seq.first_token_time = now
@@ -223,12 +220,13 @@ class Engine:
 
     # ------------------------------------------------------------------ conveniences
     def generate(
-        self, prompts: list[str] | str, sampling: SamplingParams | list[SamplingParams] | None = None
+        self, prompts: str | list[int] | list[str] | list[list[int]],
+        sampling: SamplingParams | list[SamplingParams] | None = None,
     ) -> list[RequestOutput]:
         single = isinstance(prompts, str) or (
             isinstance(prompts, list) and bool(prompts) and isinstance(prompts[0], int)
         )
-        plist = [prompts] if single else list(prompts)
+        plist = cast(list[str | list[int]], [prompts] if single else list(prompts))
         if isinstance(sampling, list):
             if len(sampling) != len(plist):
                 raise InvalidRequestError(f"{len(sampling)} SamplingParams for {len(plist)} prompts")
@@ -253,7 +251,7 @@ class Engine:
         return self._run_until_done([rid])[0]
 
     def stream(
-        self, prompt: str | list[dict], sampling: SamplingParams | None = None
+        self, prompt: str | list[int] | list[dict], sampling: SamplingParams | None = None
     ) -> Iterator[RequestOutput]:
         """Yields this request's outputs as it advances (a list of messages is chat-templated)."""
         rid = self.add_request(self.tokenizer.encode_chat(prompt) if is_chat(prompt) else prompt, sampling)

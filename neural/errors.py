@@ -24,3 +24,20 @@ class InvalidSamplingError(EngineError, ValueError):
 
 class InvalidRequestError(EngineError, ValueError):
     """A request is malformed (empty prompt, duplicate id, unknown token ids...)."""
+
+
+class RemoteConfigError(EngineError, ValueError):
+    """A remote generator is named wrongly: a malformed ``openai+http(s)://`` URL or bad client options."""
+
+
+class RemoteUnavailableError(EngineError):
+    """The remote OpenAI-compatible server did not answer usefully (down, stalled, overloaded after retries,
+    refused the key); the message names its URL. The API answers it 503."""
+
+
+class RemoteModelNotServedError(RemoteUnavailableError):
+    """The remote server answers but does not list the served model asked for (a configuration error)."""
+
+
+class RemoteRequestError(EngineError, ValueError):
+    """The remote server refused the request itself (HTTP 400/413/422: a prompt too long for its context...)."""

@@ -137,6 +137,9 @@ def resolve_model(spec: str | None) -> str:
     anything else is taken as a path (HF folder or .gguf) and returned unchanged."""
     if spec is None:
         spec = DEFAULT_MODEL
+    if spec.startswith("openai+"):
+        raise ModelLoadError(f"{spec!r} names a model on an OpenAI-compatible server: the local engine does not "
+                             "load it (verirag ask/serve/eval/generate --model openai+... talk to it)")
     entry = REGISTRY.get(spec)
     if entry is None:
         if not Path(spec).exists() and "/" not in spec and not spec.endswith(".gguf"):

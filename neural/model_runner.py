@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from typing import Sequence as Seq
 
 import numpy as np
@@ -50,14 +50,43 @@ def install_packed(model: LlamaForCausalLM, packed: dict, dtype: torch.dtype, de
         setattr(model.get_submodule(parent) if parent else model, attr, new)
 
 
-def kv_bytes_per_block(cfg: ModelConfig, block_size: int, dtype: torch.dtype) -> int:
+def kv_bytes_per_block(cfg: ModelConfig, block_size: int, dtype: torch.dtype, num_layers: int | None = None) -> int:
+    """Bytes of one KV block over ``num_layers`` layers (default: all of the model's)."""
+    layers = cfg.num_hidden_layers if num_layers is None else num_layers
     elem = torch.empty(0, dtype=dtype).element_size()
-    return 2 * cfg.num_hidden_layers * block_size * cfg.num_key_value_heads * cfg.head_dim * elem
+    return 2 * layers * block_size * cfg.num_key_value_heads * cfg.head_dim * elem
+
+
+def _build_model(model_config: ModelConfig, weights: Any, dtype: torch.dtype, device: torch.device, block_size: int,
+                 max_model_len: int, packed: dict | None, int8: "Int8Setup | None") -> LlamaForCausalLM:
+    """The model with its weights in place: packed GGUF layers, a cached int8 state, or dense weights."""
+    with torch.device("meta"):  # no random init of weights we are about to overwrite
+        model = LlamaForCausalLM(model_config, max_model_len)
+    if packed:
+        install_packed(model, packed, dtype, device)
+    cached_rest = None
+    if int8 is not None and int8.state is not None:
+        from neural.quant_int8 import install
+
+        cached_rest = install(model, int8.state)
+    for module in model.modules():  # materialise what is still on meta (all of it when nothing is packed)
+        if any(t.is_meta for t in module.parameters(recurse=False)) or any(
+            t.is_meta for t in module.buffers(recurse=False)
+        ):
+            module.to_empty(device=device, recurse=False)
+    if cached_rest is not None:
+        model.load_state(cached_rest, dtype)
+    else:
+        model.load_weights(weights, dtype)
+    if int8 is not None and int8.state is None:
+        from neural.quant_int8 import quantize
+
+        int8.state, int8.built = quantize(model, int8, block_size), True
+    return model.eval()
 
 
 class ModelRunner:
-    # Class-level defaults: a runner assembled with __new__ (the layer-skip draft in neural.spec_decode)
-    # never runs __init__ and must still read as "no graphs".
+    # Class-level defaults: every runner starts with no decode graphs (capture_decode_graphs sets them).
     graphs: DecodeGraphs | None = None
     num_graph_steps: int = 0  # decode steps handed to self.graphs (replayed, or eager when too large)
     graph_capture_error: str | None = None  # why CUDA graph capture failed, if it did (steps then run eagerly)
@@ -75,45 +104,35 @@ class ModelRunner:
         packed: dict | None = None,
         prepack_weights: bool = False,
         int8: "Int8Setup | None" = None,
+        *,
+        model: LlamaForCausalLM | None = None,
     ) -> None:
         """``packed``: module name -> PackedWeight kept quantized (see neural.loader.gguf); the rest of the
         model's weights come dense from ``weights``. ``prepack_weights``: see EngineConfig.cpu_prepack_weights.
         ``int8``: projections to run int8 (neural.quant_int8); with a cached ``int8.state`` the whole model
-        comes from it and ``weights`` is never read, else the fp32 model is built and quantized here."""
+        comes from it and ``weights`` is never read, else the fp32 model is built and quantized here.
+        ``model``: an already built model to run (a draft made of the target's first layers shares their
+        weights); ``weights``, ``packed`` and ``int8`` are then not used. Either way the runner allocates its
+        own KV cache for the model's layers."""
         self.config = model_config
         self.device, self.dtype = device, dtype
         self.block_size = block_size
-        self.num_blocks = num_blocks
         self.max_model_len = max_model_len
-        with torch.device("meta"):  # no random init of weights we are about to overwrite
-            model = LlamaForCausalLM(model_config, max_model_len)
-        if packed:
-            install_packed(model, packed, dtype, device)
-        cached_rest = None
-        if int8 is not None and int8.state is not None:
-            from neural.quant_int8 import install
+        self.model = model if model is not None else _build_model(
+            model_config, weights, dtype, device, block_size, max_model_len, packed, int8)
+        self.allocate_kv_cache(num_blocks, prepack_weights)
 
-            cached_rest = install(model, int8.state)
-        for module in model.modules():  # materialise what is still on meta (all of it when nothing is packed)
-            if any(t.is_meta for t in module.parameters(recurse=False)) or any(
-                t.is_meta for t in module.buffers(recurse=False)
-            ):
-                module.to_empty(device=device, recurse=False)
-        if cached_rest is not None:
-            model.load_state(cached_rest, dtype)
-        else:
-            model.load_weights(weights, dtype)
-        if int8 is not None and int8.state is None:
-            from neural.quant_int8 import quantize
-
-            int8.state, int8.built = quantize(model, int8, block_size), True
-        self.model = model.eval()
-        # the whole KV cache, allocated once: [2, layers, blocks, block_size, kv_heads, head_dim]
+    def allocate_kv_cache(self, num_blocks: int, prepack_weights: bool = False) -> None:
+        """The whole KV cache, allocated at once ``[2, layers, blocks, block_size, kv_heads, head_dim]`` and
+        bound to the model's layers (the GPU engine re-allocates once the weights show what memory is free)."""
+        cfg = self.config
+        self.num_blocks = num_blocks
         self.kv_cache = torch.zeros(
-            2, model_config.num_hidden_layers, num_blocks, block_size,
-            model_config.num_key_value_heads, model_config.head_dim, dtype=dtype, device=device,
+            2, len(self.model.layers), num_blocks, self.block_size, cfg.num_key_value_heads, cfg.head_dim,
+            dtype=self.dtype, device=self.device,
         )
         self.model.bind_kv_cache(self.kv_cache, prepack_weights)
+  # no random init of weights we are about to overwrite
 
     def prepare(
         self, seqs: list[Sequence], num_new_tokens: list[int]

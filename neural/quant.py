@@ -51,7 +51,8 @@ class PackedWeight:
         """Stack along out_features (fused qkv / gate_up projections); all parts must share type and K."""
         if len({p.qtype for p in parts}) != 1 or len({p.shape[1] for p in parts}) != 1:
             raise QuantizationError(f"cannot fuse {[(p.qtype, p.shape) for p in parts]}: types or widths differ")
-        m = None if parts[0].m is None else torch.cat([p.m for p in parts])
+        # one qtype: every part carries m, or none does
+        m = None if parts[0].m is None else torch.cat([p.m for p in parts if p.m is not None])
         return PackedWeight(parts[0].qtype, torch.cat([p.qs for p in parts]), torch.cat([p.d for p in parts]), m)
 
 
@@ -76,6 +77,10 @@ def pack_gguf(qtype: str, data: np.ndarray) -> PackedWeight:
 class _Packed(nn.Module):
     """Holds a PackedWeight as buffers; scales are stored as int16 bit patterns so ``module.to(dtype)`` cannot
     round them (it converts floating buffers only)."""
+
+    qs: torch.Tensor  # buffers (register_buffer), declared for the type checker
+    d_bits: torch.Tensor
+    m_bits: torch.Tensor | None
 
     def __init__(self, packed: PackedWeight, dtype: torch.dtype) -> None:
         super().__init__()
@@ -182,8 +187,9 @@ def gguf_packed_weights(source, n_heads: int, n_kv_heads: int) -> dict[str, Pack
         shards.setdefault(f"layers.{layer}.{module}", {})[order] = packed
     for name, parts in shards.items():
         ordered = [parts[i] for i in sorted(parts)]
-        if all(p is not None for p in ordered) and len({p.qtype for p in ordered}) == 1:
-            out[name] = ordered[0] if len(ordered) == 1 else PackedWeight.cat(ordered)
+        present = [p for p in ordered if p is not None]
+        if len(present) == len(ordered) and len({p.qtype for p in present}) == 1:
+            out[name] = present[0] if len(present) == 1 else PackedWeight.cat(present)
     return out
 
 

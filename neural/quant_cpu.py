@@ -74,7 +74,11 @@ def packed_linear_cpu(
     else:  # permute x's columns to the unpacked nibble order; block sums carry the offset term
         xw = xb.view(-1, blocks, 2, 16).transpose(1, 2).reshape(-1, k)
         xs = xb.sum(-1)
-        offset = m.float() if qtype == "Q4_1" else d.float() * -8.0
+        if qtype == "Q4_1":
+            assert m is not None  # Q4_1 blocks carry a minimum
+            offset = m.float()
+        else:
+            offset = d.float() * -8.0
     rows = max(1, CHUNK_ELEMENTS // k)
     parts = []
     for r0 in range(0, n_out, rows):  # each chunk's GEMM runs before the next one reuses the scratch

@@ -18,6 +18,7 @@ import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 
@@ -174,7 +175,7 @@ def quantize(model: LlamaForCausalLM, setup: Int8Setup, block_size: int) -> dict
         _swap(model, "embed_tokens", Int8Embedding(q, scale))
     parts = {}
     for name in plan.int8:
-        old = model.get_submodule(name)
+        old = cast(Linear, model.get_submodule(name))  # the plan names linear projections only
         q, scale = quantize_rows(old.weight)
         bias = None if old.bias is None else old.bias.detach().float().contiguous()
         state[f"{name}.q"], state[f"{name}.scale"] = q, scale

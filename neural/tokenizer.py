@@ -4,11 +4,15 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from neural.errors import InvalidRequestError, ModelLoadError
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs   # typing.TypeIs from Python 3.13; needed by the type checker only
 
-def is_chat(prompt: object) -> bool:
+
+def is_chat(prompt: object) -> TypeIs[list[dict]]:
     """A prompt given as chat messages (a non-empty list of dicts) rather than text or token ids."""
     return isinstance(prompt, list) and bool(prompt) and isinstance(prompt[0], dict)
 
@@ -107,8 +111,8 @@ class Tokenizer:
         eos_ids = set(eos_from_config)
         g = gen.get("eos_token_id")
         eos_ids.update([g] if isinstance(g, int) else (g or []))
-        if eos is not None and backend.token_to_id(eos) is not None:
-            eos_ids.add(backend.token_to_id(eos))
+        if eos is not None and (eos_id := backend.token_to_id(eos)) is not None:
+            eos_ids.add(eos_id)
         return cls(backend, template, eos_ids, bos, eos)
 
     @classmethod

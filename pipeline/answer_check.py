@@ -99,8 +99,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     goal_relations = {g.relation for g in focus.goals}
     stated = {c.fact.relation for c in claims}
     if goal_relations and stated and not stated & goal_relations:
-        asked = sorted(goal_relations)[0]
-        return f"it states {', '.join(sorted(stated))}, but the question asks for {asked}"
+        goal = sorted(goal_relations)[0]
+        return f"it states {', '.join(sorted(stated))}, but the question asks for {goal}"
     wanted = focus.answer_types
     value_kinds = {value_type(v) for v in values}
     if wanted & {"duration", "money", "quantity", "percent", "date", "number"} and not wanted & {"yesno", "person",

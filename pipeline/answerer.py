@@ -2,14 +2,16 @@
 with a symbolic answer where the rules prove what the question asks."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
 
 from pipeline import prompts, sources
 from pipeline.checking import check_answer
 from pipeline.claim_reading import focus_claims, lm_claims
+from pipeline.events import LoopEvent, StreamEvent
 from pipeline.evidence import QuestionContext, evidence_for, gather
 from pipeline.extraction import extract_claims, strip_citation_lines
 from pipeline.generation import generate, ms
@@ -18,10 +20,14 @@ from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
 from pipeline.outcome import final_result
 from pipeline.question import find_entities, parse_question
-from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, validate_question
+from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, validate_question
 from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 
+if TYPE_CHECKING:
+    from symbolic import RuleBase
+
 DEFAULT_CONTEXT_LEN = 2048
+log = logging.getLogger(__name__)
 
 
 class Generator(Protocol):
@@ -38,6 +44,13 @@ class Generator(Protocol):
 
 class RetrieverLike(Protocol):
     def search(self, query: str, top_k: int = 5, **filters: Any) -> list[Any]: ...
+
+
+@runtime_checkable
+class RuleBaseHolderLike(Protocol):
+    """symbolic.RuleBaseHolder (hot reload) or anything else holding the rule base in effect (None: no rules)."""
+    @property
+    def current(self) -> RuleBase | None: ...
 
 
 @dataclass
@@ -72,19 +85,27 @@ class Prepared:
 class _Holder:
     """Wraps a bare RuleBase so both it and symbolic.RuleBaseHolder expose ``.current``."""
 
-    def __init__(self, rulebase: Any):
+    def __init__(self, rulebase: RuleBase | None):
         self.current = rulebase
 
 
 class Answerer:
-    def __init__(self, generator: Generator, retriever: RetrieverLike, rulebase_holder: Any,
+    def __init__(self, generator: Generator, retriever: RetrieverLike,
+                 rulebase_holder: RuleBaseHolderLike | RuleBase | None,
                  config: AnswererConfig | None = None, *, verifier_factory: Any = None):
         self.generator = generator
         self.retriever = retriever
-        self.holder = rulebase_holder if hasattr(rulebase_holder, "current") else _Holder(rulebase_holder)
+        self.holder: RuleBaseHolderLike = (rulebase_holder if isinstance(rulebase_holder, RuleBaseHolderLike)
+                                           else _Holder(rulebase_holder))
         self.config = config or AnswererConfig()
         self.profile = self.config.profile or profile_for(generator)
         self.lm_extraction = self.profile.lm_extraction if self.config.lm_extraction is None else self.config.lm_extraction
+        # why the model cannot read values into the rule vocabulary (None: it can): its reader needs a logits processor
+        self.lm_extraction_off = None if getattr(generator, "supports_logits_processors", True) else (
+            "a remote model cannot apply a logits processor: values no pattern or focus places stay value claims")
+        if self.lm_extraction_off and self.lm_extraction:
+            log.info("model extraction off: %s", self.lm_extraction_off)
+        self.lm_extraction = self.lm_extraction and self.lm_extraction_off is None
         self.kb_facts = KBFactCache()
         if verifier_factory is None:
             from symbolic import Verifier
@@ -95,7 +116,7 @@ class Answerer:
 
     # -- public ---------------------------------------------------------------------------------
     def ask(self, question: str, options: AskOptions | None = None) -> AnswerResult:
-        result = None
+        result: AnswerResult | None = None
         for event in self._run(question, options, stream=False):
             if event["type"] == "result":
                 result = event["result"]
@@ -103,7 +124,7 @@ class Answerer:
             raise RuntimeError("the answer loop ended without a result")
         return result
 
-    def ask_stream(self, question: str, options: AskOptions | None = None) -> Iterator[dict]:
+    def ask_stream(self, question: str, options: AskOptions | None = None) -> Iterator[StreamEvent]:
         """Events: {"type": "token", "attempt": k, "text": delta} while generating, {"type": "attempt",
         ...} after each verification, {"type": "answer", "text": ...} when the answer is not the text last
         streamed (a proof that won, a withheld draft), and last {"type": "result", "result": ...}."""
@@ -128,7 +149,7 @@ class Answerer:
         return int(getattr(self.generator, "max_model_len", None) or DEFAULT_CONTEXT_LEN)
 
     # -- the loop ---------------------------------------------------------------------------------
-    def _run(self, question: str, options: AskOptions | None, *, stream: bool) -> Iterator[dict]:
+    def _run(self, question: str, options: AskOptions | None, *, stream: bool) -> Iterator[LoopEvent]:
         q = validate_question(question)
         opts = (options or AskOptions()).validate()
         rulebase = self.holder.current
@@ -142,7 +163,8 @@ class Answerer:
         attempts: list[Attempt] = []
         followup: list[dict] = []
         max_attempts = opts.max_attempts if opts.policy == "regenerate" else 1
-        status, prompt = None, None
+        status: Status | None = None
+        prompt: prompts.Prompt | None = None
         for k in range(max_attempts):
             prompt = self._prompt(q, candidates, opts, followup)
             t = time.perf_counter()
@@ -184,6 +206,7 @@ class Answerer:
         for a in attempts:
             for stage, spent in a.timings_ms.items():
                 timings[stage] = round(timings[stage] + spent, 3)
+        assert prompt is not None  # max_attempts >= 1: the loop ran
         result = final_result(q, opts, status, attempts, prompt, timings, ctx, rulebase, verifier)
         result.timings_ms["total"] = ms(time.perf_counter() - t_start)
         if stream and result.answer != gen["text"].strip():

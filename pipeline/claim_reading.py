@@ -172,6 +172,9 @@ def lm_claims(generator: Any, context: Sequence[dict], answer: str, mentions: Se
     out: list[tuple[Claim, ValueMention]] = []
     if asks_a_computation(focus.question, focus):   # totals and products: no document relation holds them
         return out
+    if not getattr(generator, "supports_logits_processors", True):
+        log.info("LM extraction skipped: the generator (a remote model) cannot apply the one-token grammar")
+        return out
     for m in list(mentions)[:max_values]:
         s, e = sentence_around(answer, m.start)
         options = options_for(m, answer[s:e], focus, rulebase)

@@ -47,13 +47,17 @@ def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | N
     """The embedded default (repo kb/ + rules/ + the default model) unless paths are given.
     Pass ``engine`` to share an already-loaded engine (the server does); otherwise the engine built here
     speculates with prompt lookup, at most ``speculative_tokens`` per step (0: off), its weights quantized as
-    ``quantization`` says (neural EngineConfig: auto = the model's registry default)."""
+    ``quantization`` says (neural EngineConfig: auto = the model's registry default). A ``model`` of the form
+    ``openai+http://HOST:PORT/v1`` generates on that OpenAI-compatible server (neural.remote)."""
     if (isinstance(speculative_tokens, bool) or not isinstance(speculative_tokens, int)
             or not 0 <= speculative_tokens <= MAX_SPECULATIVE_TOKENS):
         raise ValueError(f"speculative_tokens must be an integer in 0..{MAX_SPECULATIVE_TOKENS} (0 = off); "
                          f"got {speculative_tokens!r}")
     holder = open_rules(rules_dir or DEFAULT_RULES_DIR)        # cheapest to fail first
     retriever = open_retriever(kb_dir or DEFAULT_KB_DIR, index_dir)
+    if engine is None and model is not None and model.startswith("openai+"):
+        from neural.remote import RemoteConfig, RemoteGenerator
+        engine = RemoteGenerator.connect(RemoteConfig.from_model(model))   # the server's one listed model
     if engine is None:
         from neural import Engine, EngineConfig
         from neural.spec_decode.config import SpeculativeConfig

@@ -6,6 +6,7 @@ import time
 from typing import Any, Generator
 
 from pipeline import prompts
+from pipeline.events import Generation, TokenEvent
 from pipeline.types import AskOptions
 
 
@@ -14,7 +15,7 @@ def ms(seconds: float) -> float:
 
 
 def generate(generator: Any, prompt: prompts.Prompt, opts: AskOptions, attempt: int, stream: bool,
-             repetition_penalty: float, stop: tuple[str, ...]) -> Generator[dict, None, dict]:
+             repetition_penalty: float, stop: tuple[str, ...]) -> Generator[TokenEvent, None, Generation]:
     """Run one generation (yielding token events when streaming); returns text, timings, usage."""
     from neural import SamplingParams
     seed = None if opts.seed is None else opts.seed + attempt
@@ -38,7 +39,9 @@ def generate(generator: Any, prompt: prompts.Prompt, opts: AskOptions, attempt: 
         ttft = (first or end) - t0
     e2e = getattr(metrics, "e2e_s", None) or (end - t0)
     prompt_tokens = getattr(metrics, "prompt_tokens", None) or len(getattr(out, "prompt_token_ids", []) or [])
+    # a remote generator has no token ids, only the server's count
+    completion_tokens = getattr(metrics, "generated_tokens", None) or len(getattr(out, "token_ids", []) or [])
     return {"text": out.text if out is not None else "", "prefill_ms": ms(ttft),
             "decode_ms": ms(max(0.0, e2e - ttft)), "finish_reason": getattr(out, "finish_reason", None),
             "usage": {"prompt_tokens": int(prompt_tokens or prompt.prompt_tokens),
-                      "completion_tokens": len(getattr(out, "token_ids", []) or [])}}
+                      "completion_tokens": int(completion_tokens)}}

@@ -48,7 +48,7 @@ class JsonMachine:
             if self._can_end(top) and len(state) > 1:
                 return self._step(self._pop(state), ch)
             return None
-        if out == "pop":
+        if isinstance(out, str):  # the one text _frame returns: "pop"
             return self._pop(state)
         if len(state) + len(out) > _MAX_FRAMES + 1:
             return None
@@ -65,6 +65,7 @@ class JsonMachine:
 
     def _pop(self, state: State) -> State:
         parent = state[-2]
+        done: tuple
         if parent[0] == "root":
             done = ("root", True)
         elif parent[0] == "obj":
@@ -270,8 +271,9 @@ class JsonMachine:
         while state[-1] != ("root", True):
             piece = self._closing(state[-1])
             if piece:
-                state = self.feed(state, piece)
-                assert state is not None, f"internal error: completion {piece!r} rejected"
+                fed = self.feed(state, piece)
+                assert fed is not None, f"internal error: completion {piece!r} rejected"
+                state = fed
                 out.append(piece)
             else:
                 state = self._pop(state)

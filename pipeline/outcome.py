@@ -10,17 +10,18 @@ from pipeline.evidence import QuestionContext, evidence_for
 from pipeline.extraction import cited_indices
 from pipeline.grounding import relation_reports, violations_of
 from pipeline.symbolic_answer import compose, stated_value
-from pipeline.types import AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft
+from pipeline.types import AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, Status
 from symbolic import Claim
 
 
-def final_result(q: str, opts: AskOptions, status: str | None, attempts: list[Attempt], prompt: prompts.Prompt,
+def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list[Attempt], prompt: prompts.Prompt,
                  timings: dict, ctx: QuestionContext, rulebase: Any, verifier: Any) -> AnswerResult:
     """The loop's result from its attempts: the verified answer, else the proof's, else the model's
     abstention, else (out of attempts) the draft with the fewest failures, withheld or flagged by policy."""
     usage = {"prompt_tokens": sum(a.usage.get("prompt_tokens", 0) for a in attempts),
              "completion_tokens": sum(a.usage.get("completion_tokens", 0) for a in attempts)}
     last = attempts[-1]
+    extra: dict[str, Any]   # AnswerResult's optional fields, passed as keywords
     extra = {"quarantined": [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
                              for p in ctx.quarantined],
              "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None}
@@ -62,6 +63,7 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
     sentence composed from it, citing the sources that state its facts; its one claim is verified
     like any other."""
     proof = ctx.proof
+    assert proof is not None  # final_result calls this with a proof only
     shown = list(prompt.passages)
     for p in ctx.proof_passages:
         if not any((p.doc_id, p.start, p.end) == (s.doc_id, s.start, s.end) for s in shown):
@@ -89,7 +91,7 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
               + (f" (it said: {model_said[:160]!r})" if model_said else ""))
     ok = all(r.verdict == "supported" for r in reports) and not violations_of(verification)
     cited = replace(prompt, passages=shown)
-    status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")
+    status: Status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")
     if status == "abstained":
         draft = FlaggedDraft(text, reports, violations_of(verification), "the proof did not verify")
         return AnswerResult(q, prompts.ABSTAIN_SENTINEL, status, [], [], [], attempts, timings, usage,

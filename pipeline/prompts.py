@@ -128,7 +128,7 @@ def question_terms(text: str) -> set[str]:
 
 def segments(text: str) -> list[tuple[int, int]]:
     """Non-empty sentence/line spans of ``text`` (whitespace trimmed), in order."""
-    out = []
+    out: list[tuple[int, int]] = []
     for m in _SEGMENT_RE.finditer(text):
         s, e = m.span()
         while s < e and text[s].isspace():
@@ -155,7 +155,8 @@ def build(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, *, cont
     pipeline.sources) as numbered sources. Should prompt + ``max_tokens`` overflow ``context_len``
     (a long question or feedback), the last passages are dropped; ValueError if none of them fit."""
     budget = context_len - max_tokens
-    kept, dropped = list(passages), []
+    kept = list(passages)
+    dropped: list[Any] = []
     messages, text, n = render(question, kept, tokenizer, followup, style)
     while n > budget and kept:
         dropped.insert(0, kept.pop())

@@ -103,6 +103,7 @@ class _EntityIndex:
             return []
         out = []
         for m in self.regex.finditer(text):
+            assert m.lastindex is not None  # one of the alternatives' groups matched
             name = self.group_names[m.lastindex - 1]
             for eid, etype in dict.fromkeys(self.by_name[name]):
                 out.append(EntityMention(eid, etype, m.group(0), m.start(), m.end()))

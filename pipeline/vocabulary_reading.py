@@ -25,6 +25,8 @@ MIN_CLAUSE_SCORE = 0.66
 # but not of a value after it ("battery warranty: 12 months").
 _BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|but|while|whereas)\s|所以|因此|而|但")
 _COLON_RE = re.compile(r"[:：]")
+# Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
+_COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|属于|为|即)\s*$", re.IGNORECASE)
 
 
 def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -110,7 +112,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
 def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
     """A relation between two entity types is claimed when one clause names an entity of each type and
     at least half of one of the relation's names, and no other relation of that type pair scores as
-    well. Same-typed pairs (who reports to whom) are left to patterns: names alone do not give the
+    well; or when only a copula stands between them and the pair's types have that one relation. Same-typed pairs (who reports to whom) are left to patterns: names alone do not give the
     direction. Never a pair the clause negates, nor one a pattern already read."""
     pairs: dict[tuple[str, str], list[Any]] = {}
     for sig in rulebase.relations.values():
@@ -132,9 +134,14 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                         or negated(answer, b.start + s):
                     continue            # a clause ends between them: "X, ..., reports to Y, who is grade K4"
                 cs, ce = clause_around(answer, lo, hi)
-                terms = _clause_terms(answer, max(cs, s), hi, min(ce, e))
+                # the relation's name must be said besides the two names ("Tier 1" does not say "city tier")
+                blanked = "".join(" " if a.start + s <= i < a.end + s or b.start + s <= i < b.end + s else ch
+                                  for i, ch in enumerate(answer))
+                terms = _clause_terms(blanked, max(cs, s), hi, min(ce, e))
                 scored = sorted(((relation_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
                 best, sig = scored[0]
+                if len(sigs) == 1 and a.end <= b.start and _COPULA_RE.match(answer[a.end + s:b.start + s]):
+                    best = 1.0          # "Shanghai is a Tier 1 city": the types' only relation, said by "is"
                 if best < 0.5 or (len(scored) > 1 and scored[1][0] == best) or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))

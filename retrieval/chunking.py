@@ -42,7 +42,8 @@ def _sections(text: str, body_start: int, fences: list[tuple[int, int]]) -> list
     """(start, end, heading path) per markdown section; the heading line belongs to its section."""
     out: list[tuple[int, int, list[str]]] = []
     path: list[tuple[int, str]] = []
-    sec_start, sec_path = body_start, []
+    sec_start = body_start
+    sec_path: list[str] = []
     for m in _HEADING.finditer(text, body_start):
         if any(a <= m.start() < b for a, b in fences):
             continue
@@ -80,6 +81,7 @@ def _groups(units: list[Unit], max_chars: int) -> dict[int, int]:
     out: dict[int, int] = {}
     for first, last in spans.values():
         b = units[first].block
+        assert b is not None  # spans holds units with a block only
         start = first - 1 if b.lead_in and first and units[first - 1].start == b.lead_in[0] else first
         head = min(last, first + 1 if units[first].header else first)
         for end in (last, head):

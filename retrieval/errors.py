@@ -28,3 +28,12 @@ class IndexCorruptError(RetrievalError):
 
 class InvalidQueryError(RetrievalError, ValueError):
     """Bad arguments to search (empty query, top_k <= 0, unknown filter type...)."""
+
+
+class VectorStoreUnavailableError(RetrievalError):
+    """The vector database an index lives in cannot be reached or answered with an error (down, slow
+    past the timeout, collection missing). Names the backend and where it was looked for."""
+
+    def __init__(self, backend: str, where: str, reason: str):
+        super().__init__(f"vector database {backend} at {where}: {reason}")
+        self.backend, self.where, self.reason = backend, where, reason

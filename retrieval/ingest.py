@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from . import vector_index
+from .backend import BackendConfig
 from .bm25 import BM25Index
 from .chunking import CHUNKER_VERSION, ChunkingConfig, chunk_text
 from .documents import LoadLimits, load_document, scan_kb
@@ -76,15 +77,25 @@ def _previous_manifest(index_dir: Path, rebuild: bool) -> tuple[Path, dict] | No
         raise IndexCorruptError(f"{exc}; re-ingest with --rebuild") from None
 
 
+def _recorded_backend(index_dir: Path) -> BackendConfig | None:
+    """The backend of the index a --rebuild replaces: rebuilding keeps where the vectors live."""
+    try:
+        return BackendConfig.from_manifest(read_manifest(current_version_dir(index_dir)))
+    except (RetrievalError, TypeError):
+        return None
+
+
 def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder: str | Embedder | None = None,
            progress: bool = False, rebuild: bool = False, chunking: ChunkingConfig | None = None,
            vectors: VectorIndexConfig | None = None, limits: LoadLimits | None = None,
-           strict: bool = False, batch_size: int = 256) -> IngestReport:
+           strict: bool = False, batch_size: int = 256, backend: BackendConfig | None = None) -> IngestReport:
     """Build or incrementally update the index of `kb_dir` in `index_dir` (default: default_index_dir).
 
     embedder/chunking None keep the existing index's settings (or the defaults for a new index); a
     different explicit choice raises IndexMismatchError unless rebuild=True. strict=True turns skipped
     files (binary, undecodable, too large, symlinks...) into a DocumentError instead of a logged skip.
+    backend None keeps the index's vector backend (FAISS for a new one); another one moves the vectors
+    there (re-using the FAISS embeddings when moving to a database, re-embedding when moving back).
     """
     t0 = time.perf_counter()
     kb = Path(kb_dir)
@@ -92,8 +103,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
         raise DocumentError(f"knowledge base {str(kb)!r} is not a directory")
     kb = kb.resolve()
     idx = Path(index_dir) if index_dir is not None else default_index_dir(kb)
-    rel = Path(idx.resolve()).relative_to(kb) if idx.resolve().is_relative_to(kb) else None
-    if rel is not None and (not rel.parts or not rel.parts[0].startswith(".")):
+    inside = Path(idx.resolve()).relative_to(kb) if idx.resolve().is_relative_to(kb) else None
+    if inside is not None and (not inside.parts or not inside.parts[0].startswith(".")):
         raise RetrievalError(f"index dir {str(idx)!r} lies inside the knowledge base; put it outside "
                              "or in a hidden folder such as KB/.verirag")
     with ingest_lock(idx):
@@ -108,6 +119,9 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             spec, emb = embedder.spec, embedder
         cfg = chunking or (ChunkingConfig(**manifest["chunking"]) if manifest else ChunkingConfig())
         vcfg = vectors or (VectorIndexConfig(**manifest["vector_index"]["config"]) if manifest else VectorIndexConfig())
+        old_backend = BackendConfig.from_manifest(manifest) if manifest else None
+        bcfg = backend or old_backend or (_recorded_backend(idx) if rebuild else None) or BackendConfig()
+        same_backend = bcfg == old_backend
         if manifest:
             if (spec or DEFAULT_EMBEDDER) != manifest["embedder"]["spec"] and not (
                     spec and Path(spec).is_dir() and str(Path(spec).resolve()) == manifest["embedder"]["spec"]):
@@ -119,8 +133,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             if manifest["kb_root"] != str(kb):
                 raise IndexMismatchError(f"{idx}: index belongs to knowledge base {manifest['kb_root']!r}, "
                                          f"not {str(kb)!r}; pass another --index or --rebuild")
-        same_chunker = bool(manifest) and manifest.get("chunker_version") == CHUNKER_VERSION
-        if manifest and same_chunker and vectors is None and kb_matches(kb, manifest, limits):
+        same_chunker = bool(manifest and manifest.get("chunker_version") == CHUNKER_VERSION)
+        if manifest and same_chunker and vectors is None and same_backend and kb_matches(kb, manifest, limits):
             # Fast path (the pipeline's lazy check): same files, same hashes -> nothing to load or write.
             if strict and manifest.get("skipped"):
                 raise DocumentError(": ".join(manifest["skipped"][0]))
@@ -159,7 +173,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
         for d in docs:
             m = d.meta
             old = prev.docs.get(m.doc_id) if prev else None
-            if old is not None and old.sha256 == m.sha256 and same_chunker:
+            if prev is not None and old is not None and old.sha256 == m.sha256 and same_chunker:
                 report.unchanged.append(m.doc_id)
                 rows = old_rows.get(m.doc_id, [])
                 chunks += [prev.chunks[r] for r in rows]
@@ -176,7 +190,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             log.info("quarantined %s (lines %d-%d): %s", *q)
         # Same documents, metadata and skipped files: nothing to write. (A newly skipped file must reach
         # the manifest, or index_status would call the index stale on every check.)
-        if prev and not (report.added or report.updated or report.removed) and vectors is None and \
+        if prev and not (report.added or report.updated or report.removed) and vectors is None and same_backend and \
                 [asdict(m) for m in prev.docs.values()] == [asdict(d.meta) for d in docs] and \
                 report.skipped == [tuple(x) for x in prev.manifest.get("skipped", [])]:
             report.version, report.changed = prev.manifest["version"], False
@@ -184,30 +198,28 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             report.seconds = time.perf_counter() - t0
             return report
 
-        todo = [i for i, s in enumerate(sources) if s < 0]
         if emb is None:
             emb = get_embedder(spec)
         if prev:
             check_embedder(prev.manifest, emb, str(idx))
-        embeddings = np.zeros((len(chunks), emb.dim), dtype=np.float32)
-        reuse = [i for i, s in enumerate(sources) if s >= 0]
-        if reuse:
-            embeddings[reuse] = prev.embeddings[[sources[i] for i in reuse]]
-        bar = None
-        if progress and todo:
-            from tqdm import tqdm
-            bar = tqdm(total=len(todo), unit="chunk", desc="embedding")
-        for s in range(0, len(todo), batch_size):
-            rows = todo[s:s + batch_size]
-            embeddings[rows] = emb.embed([embedding_text(metas[chunks[i].doc_id], chunks[i]) for i in rows])
-            if bar:
-                bar.update(len(rows))
-        if bar:
-            bar.close()
-        report.embedded_chunks = len(todo)
+        vectors_for = _vector_source(emb, chunks, metas, sources, prev.embeddings if prev else None, batch_size, progress)
+        embeddings, sync = None, None
+        if bcfg.kind == "faiss":
+            embeddings = vectors_for(list(range(len(chunks))))
+            report.embedded_chunks = sum(1 for s in sources if s < 0 or prev is None or prev.embeddings is None)
+        else:
+            from .qdrant_backend import QdrantBackend
+            from .vector_sync import sync_collection
+            same_db = old_backend is not None and (old_backend.kind, old_backend.url, old_backend.path,
+                                                   old_backend.collection) == (bcfg.kind, bcfg.url, bcfg.path,
+                                                                              bcfg.collection)
+            db = QdrantBackend(bcfg, idx)
+            sync = sync_collection(db, str(kb), chunks, metas, CHUNKER_VERSION, emb.dim, vectors_for,
+                                   previous=prev.docs if prev and same_db else None, rebuild=rebuild)
+            report.embedded_chunks = sync.embedded
         # Chunk ids are per-document positions, so they stay stable for unchanged files.
         bm25 = BM25Index.build([bm25_text(metas[c.doc_id], c) for c in chunks])
-        index, kind = vector_index.build(embeddings, vcfg)
+        index, kind = vector_index.build(embeddings, vcfg) if embeddings is not None else (None, bcfg.kind)
         snap = Snapshot({}, metas, {d.meta.doc_id: d.text for d in docs}, chunks, embeddings, index, bm25)
 
         def write(tmp: Path) -> dict:
@@ -216,7 +228,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                     "embedder": {"spec": emb.spec, "name": emb.name, "dim": emb.dim, "probe": probe_vector(emb),
                                  "pooling": "mean", "normalized": True},
                     "chunking": cfg.to_dict(), "chunker_version": CHUNKER_VERSION,
-                    "vector_index": {"kind": kind, "config": vcfg.to_dict()},
+                    "vector_index": {"kind": kind, "config": vcfg.to_dict()}, "backend": bcfg.to_manifest(),
                     "num_documents": len(docs), "num_chunks": len(chunks), "files": files,
                     "documents": {d.meta.doc_id: d.meta.sha256 for d in docs},
                     "skipped": report.skipped, "superseded": report.superseded,
@@ -224,7 +236,34 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
 
         report.version = commit_version(idx, write)
         report.vector_index = kind
+        if sync is not None and sync.stale:  # after the swap: readers of the old version had them till now
+            db.delete(sync.stale)
         collect_garbage(idx)
         report.seconds = time.perf_counter() - t0
         log.info("ingest %s -> %s: %s", kb, idx, report.summary())
         return report
+
+
+def _vector_source(emb: Embedder, chunks: list[Chunk], metas: dict[str, DocumentMeta], sources: list[int],
+                   previous: np.ndarray | None, batch_size: int, progress: bool):
+    """rows -> their vectors: the previous version's where the chunk is unchanged and it has them (the
+    FAISS backend keeps them; a database does not), else embedded now, in batches."""
+    def vectors_for(rows: list[int]) -> np.ndarray:
+        out = np.zeros((len(rows), emb.dim), dtype=np.float32)
+        reuse = [j for j, i in enumerate(rows) if sources[i] >= 0 and previous is not None]
+        if reuse:
+            out[reuse] = previous[[sources[rows[j]] for j in reuse]]  # type: ignore[index]
+        todo = sorted(set(range(len(rows))) - set(reuse))
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+            bar = tqdm(total=len(todo), unit="chunk", desc="embedding")
+        for s in range(0, len(todo), batch_size):
+            part = todo[s:s + batch_size]
+            out[part] = emb.embed([embedding_text(metas[chunks[rows[j]].doc_id], chunks[rows[j]]) for j in part])
+            if bar:
+                bar.update(len(part))
+        if bar:
+            bar.close()
+        return out
+    return vectors_for

@@ -48,7 +48,8 @@ def pdf_to_text(raw: bytes, doc_id: str) -> tuple[str, list[int], str | None]:
                                                     type(exc).__name__, exc)
                 texts.append("")
         try:
-            title = (reader.metadata or {}).get("/Title")
+            info = reader.metadata
+            title = info.get("/Title") if info else None
         except Exception:  # a damaged info dictionary loses the title, not the document
             title = None
     finally:

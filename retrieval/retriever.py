@@ -1,4 +1,5 @@
-"""Hybrid search over a persisted index: FAISS cosine + BM25, fused by reciprocal-rank fusion."""
+"""Hybrid search over a persisted index: dense cosine from its vector backend (FAISS or a vector
+database) + BM25, fused by reciprocal-rank fusion."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,9 +7,11 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from . import vector_index
+from .backend import BackendConfig, ChunkFilter, VectorBackend, tie_break
+from .chunking import CHUNKER_VERSION
 from .embedder import Embedder, get_embedder
 from .errors import DocumentError, InvalidQueryError
+from .faiss_backend import FaissBackend
 from .ingest import check_embedder
 from .records import Passage
 from .snapshot import Snapshot
@@ -17,16 +20,15 @@ from .store import current_version_dir
 RRF_K = 60              # the constant of Cormack et al. (2009); damps the weight of the top ranks
 MAX_TOP_K = 1000
 MAX_QUERY_CHARS = 10_000
-EXACT_FILTER_LIMIT = 50_000  # filtered vector search below this many candidates is exact (numpy)
 
 
-def _as_list(value: str | Iterable[str] | None, what: str) -> list[str] | None:
+def _as_list(value: str | Iterable[str] | None, what: str, lower: bool = True) -> list[str] | None:
     if value is None:
         return None
     if isinstance(value, str):
         value = [value]
     try:
-        out = [v.strip().lower() for v in value]
+        out = [v.strip().lower() if lower else v.strip() for v in value]
     except (TypeError, AttributeError):
         raise InvalidQueryError(f"{what} must be a string or a list of strings, got {value!r}") from None
     if not out or not all(out):
@@ -37,12 +39,14 @@ def _as_list(value: str | Iterable[str] | None, what: str) -> list[str] | None:
 class Retriever:
     """Read-only view of one index version; open() is cheap to repeat after an ingest."""
 
-    def __init__(self, snapshot: Snapshot, embedder: Embedder, index_dir: Path):
+    def __init__(self, snapshot: Snapshot, embedder: Embedder, index_dir: Path, vectors: VectorBackend | None = None):
         self.snapshot = snapshot
         self.embedder = embedder
         self.index_dir = index_dir
         self.version: str = snapshot.manifest["version"]
+        self.vectors: VectorBackend = vectors or _faiss(snapshot)
         metas = [snapshot.docs[c.doc_id] for c in snapshot.chunks]
+        self._doc = np.array([c.doc_id for c in snapshot.chunks], dtype=object)
         self._lang = np.array([m.language or "" for m in metas], dtype=object)
         self._tags = [frozenset(t.lower() for t in m.tags) for m in metas]
         self._superseded = np.array([m.superseded_by is not None for m in metas], dtype=bool)
@@ -60,7 +64,7 @@ class Retriever:
         else:
             emb = embedder
         check_embedder(snap.manifest, emb, str(index_dir))
-        return cls(snap, emb, index_dir)
+        return cls(snap, emb, index_dir, open_vectors(snap, index_dir))
 
     def __len__(self) -> int:
         return len(self.snapshot.chunks)
@@ -76,45 +80,40 @@ class Retriever:
         except (KeyError, TypeError):
             raise DocumentError(f"unknown document id {doc_id!r} (not in index {self.version})") from None
 
-    def _mask(self, tags, language, exclude_superseded: bool, include_quarantined: bool) -> np.ndarray | None:
-        tag_list = _as_list(tags, "tags")
-        langs = _as_list(language, "language")
-        hide = not include_quarantined and bool(self._quarantined.any())
-        if tag_list is None and langs is None and not exclude_superseded and not hide:
+    def _filter(self, tags, language, doc_ids, exclude_superseded: bool, include_quarantined: bool) -> ChunkFilter:
+        as_tuple = lambda xs: None if xs is None else tuple(xs)  # noqa: E731
+        return ChunkFilter(doc_ids=as_tuple(_as_list(doc_ids, "doc_ids", lower=False)),
+                           tags=as_tuple(_as_list(tags, "tags")), languages=as_tuple(_as_list(language, "language")),
+                           exclude_superseded=bool(exclude_superseded),
+                           # nothing to hide: no condition (a database then runs the unfiltered query)
+                           include_quarantined=bool(include_quarantined) or not self._quarantined.any())
+
+    def _mask(self, where: ChunkFilter) -> np.ndarray | None:
+        tag_list, langs = where.tags, where.languages
+        hide = not where.include_quarantined and bool(self._quarantined.any())
+        if where.empty and not hide:
             return None
         mask = np.ones(len(self), dtype=bool)
         if hide:
             mask &= ~self._quarantined
+        if where.doc_ids is not None:
+            mask &= np.isin(self._doc, list(where.doc_ids))
         if tag_list is not None:  # a chunk matches when its document has ANY of the tags
             want = set(tag_list)
             mask &= np.fromiter((bool(t & want) for t in self._tags), dtype=bool, count=len(self))
         if langs is not None:  # "zh" also matches "zh-cn"
             mask &= np.fromiter((any(l == x or l.startswith(x + "-") for x in langs) for l in self._lang),
                                 dtype=bool, count=len(self))
-        if exclude_superseded:
+        if where.exclude_superseded:
             mask &= ~self._superseded
         return mask
-
-    def _vector_candidates(self, qv: np.ndarray, n: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        snap = self.snapshot
-        if mask is not None and int(mask.sum()) <= EXACT_FILTER_LIMIT:
-            rows = np.flatnonzero(mask)
-            sims = snap.embeddings[rows] @ qv
-            top = np.argsort(-sims, kind="stable")[:n]
-            return rows[top], sims[top]
-        k = n if mask is None else min(len(self), n * max(4, len(self) // max(1, int(mask.sum()))))
-        scores, ids = vector_index.search(snap.vectors, qv[None, :], k)
-        ids, scores = ids[0], scores[0]
-        keep = ids >= 0
-        if mask is not None:
-            keep &= mask[np.maximum(ids, 0)]
-        return ids[keep][:n], scores[keep][:n]
 
     def search(self, query: str, top_k: int = 5, *, tags: str | Iterable[str] | None = None,
                language: str | Iterable[str] | None = None, exclude_superseded: bool = False,
                mode: str = "hybrid", candidates: int | None = None,
-               include_quarantined: bool = False) -> list[Passage]:
-        """Top-k passages for the query, best first. mode: hybrid | vector | bm25.
+               include_quarantined: bool = False, doc_ids: str | Iterable[str] | None = None) -> list[Passage]:
+        """Top-k passages for the query, best first. mode: hybrid | vector | bm25. Filters: tags (any),
+        language ('zh' matches 'zh-cn'), doc_ids (any), exclude_superseded.
 
         Chunks quarantined at ingest (they address the model) are never returned unless
         include_quarantined=True, and then carry Passage.quarantine: for a trace, never for a prompt.
@@ -127,7 +126,8 @@ class Retriever:
             raise InvalidQueryError(f"top_k must be an integer in [1, {MAX_TOP_K}], got {top_k!r}")
         if mode not in ("hybrid", "vector", "bm25"):
             raise InvalidQueryError(f"mode must be hybrid, vector or bm25, got {mode!r}")
-        mask = self._mask(tags, language, exclude_superseded, include_quarantined)
+        where = self._filter(tags, language, doc_ids, exclude_superseded, include_quarantined)
+        mask = self._mask(where)
         if len(self) == 0 or (mask is not None and not mask.any()):
             return []
         n = candidates or max(50, 4 * top_k)
@@ -136,7 +136,7 @@ class Retriever:
         lex: dict[int, float] = {}
         if mode in ("hybrid", "vector"):
             qv = self.embedder.embed([query])[0]
-            ids, sims = self._vector_candidates(qv, n, mask)
+            ids, sims = tie_break(*self.vectors.search(qv, n, mask, where))
             for rank, (i, s) in enumerate(zip(ids.tolist(), sims.tolist()), 1):
                 vec[i] = s
                 fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank)
@@ -171,3 +171,22 @@ class Retriever:
                        superseded_by=m.superseded_by, score=score, vector_score=vscore, bm25_score=bscore,
                        context_prefix=c.context_prefix, authority=m.authority, page_start=c.page_start,
                        page_end=c.page_end, quarantine=c.quarantine)
+
+
+def _faiss(snap: Snapshot) -> FaissBackend:
+    assert snap.vectors is not None and snap.embeddings is not None  # a FAISS index saves both
+    return FaissBackend(snap.vectors, snap.embeddings)
+
+
+def open_vectors(snap: Snapshot, index_dir: Path) -> VectorBackend:
+    """The vector backend the index's manifest records, checked reachable (a database that is down is a
+    VectorStoreUnavailableError now, not at the first question)."""
+    config = BackendConfig.from_manifest(snap.manifest)
+    if config.kind == "faiss":
+        return _faiss(snap)
+    from .qdrant_backend import QdrantBackend, point_id
+    db = QdrantBackend(config, index_dir)
+    db.check(int(snap.manifest["embedder"]["dim"]))
+    db.bind([point_id(snap.docs[c.doc_id].sha256, c.chunk_id, snap.manifest.get("chunker_version", CHUNKER_VERSION))
+             for c in snap.chunks])
+    return db

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import PurePosixPath
+from typing import cast
 
 from .records import BANNER_UNRESOLVED, Document, DocumentMeta, IngestReport
 
@@ -40,7 +41,9 @@ def find_banner(text: str, body_start: int) -> tuple[str, str | None] | None:
         for m in key.finditer(text, body_start, end):
             s = _sentence_start(text, m.start(), body_start)
             prefix = text[s:m.start()]
-            if not subject.fullmatch(prefix[_LABEL.match(prefix).end():].strip()):
+            label = _LABEL.match(prefix)
+            assert label is not None  # every part of _LABEL is optional: it matches any text
+            if not subject.fullmatch(prefix[label.end():].strip()):
                 continue
             stop = _SENTENCE_END.search(text, m.end())
             stop_at = stop.start() if stop else len(text)
@@ -109,6 +112,7 @@ def link_supersedes(docs: list[Document], report: IngestReport) -> None:
         elif named is not None and named != m.superseded_by:
             report.warnings.append(f"{m.doc_id}: its banner names {named}, front matter says "
                                    f"{m.superseded_by}; the front matter wins")
-    report.superseded = sorted((d, by_id[d].superseded_by, h) for d, h in how.items())
+    # `how` names superseded documents only: each has its superseded_by
+    report.superseded = sorted((d, cast(str, by_id[d].superseded_by), h) for d, h in how.items())
     for w in report.warnings:
         log.warning(w)

@@ -40,20 +40,21 @@ def build(vectors: np.ndarray, config: VectorIndexConfig) -> tuple[faiss.Index, 
     """Index rows of `vectors` (L2-normalised float32) for inner-product (= cosine) search."""
     n, d = vectors.shape
     kind = config.resolve(n)
+    index: faiss.Index
     if kind == "flat":
         index = faiss.IndexFlatIP(d)
     elif kind == "ivf":
         # IVF trains k-means: far cheaper to build than HNSW (worth it when every ingest rebuilds),
         # slower per query at equal recall. Needs training points: at least ~39 per list.
         nlist = int(min(4096, max(1, min(2 * np.sqrt(n), n // 39))))
-        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
+        index = ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
         if n:
-            index.train(np.ascontiguousarray(vectors, dtype=np.float32))
-        index.nprobe = min(config.ivf_nprobe, nlist)
+            ivf.train(np.ascontiguousarray(vectors, dtype=np.float32))
+        ivf.nprobe = min(config.ivf_nprobe, nlist)
     else:
-        index = faiss.IndexHNSWFlat(d, config.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = config.ef_construction
-        index.hnsw.efSearch = config.ef_search
+        index = hnsw = faiss.IndexHNSWFlat(d, config.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction = config.ef_construction
+        hnsw.hnsw.efSearch = config.ef_search
     if n:
         index.add(np.ascontiguousarray(vectors, dtype=np.float32))
     return index, kind

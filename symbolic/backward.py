@@ -75,7 +75,7 @@ class BackwardChainer:
         self.max_depth = max_depth
         self.rules_by_head: dict[str, list[m.BackwardRule]] = {}
         # per rule: conclusion variables no premise fact binds; they come from the goal asked (a claim)
-        self.from_claim: dict[str, set[str]] = {}
+        self.from_claim: dict[tuple[str, int], set[str]] = {}
         for r in rules:
             self.rules_by_head.setdefault(r.head.relation, []).append(r)
             bound = set().union(*(m.term_vars(c) for c in r.premises if isinstance(c, m.Atom))) \

@@ -11,6 +11,7 @@ from . import model as m
 from .check_builtins import call_type, check_builtin, is_predicate, with_calendar
 from .errors import Location, RuleError, source_line
 from .rates import currency_mismatch
+from .strata import components
 from .values import CURRENCIES, TIME_DIMENSIONS, UNITS, Money, Quantity, canonical_currency, canonical_unit, \
     value_type
 
@@ -29,7 +30,7 @@ class Checker:
             for n in e.names:
                 self.alias_index.setdefault((e.type, n.strip().lower()), e.id)
 
-    def _at(self, loc: Location | None) -> tuple:
+    def _at(self, loc: Location | None) -> tuple[Location | None, str | None]:
         return loc, source_line(self.texts.get(loc.path, ""), loc.line) if loc else None
 
     def error(self, msg: str, loc: Location | None) -> None:
@@ -271,36 +272,6 @@ def find_cycles(rules: list[m.ForwardRule]) -> list[list[str]]:
         for rel in rels:
             by_use.setdefault(rel, []).append(b)
     # through a relation index: comparing every pair of rules made 20,000 rules take minutes
-    graph = {a: sorted({b for rel in produces[a] for b in by_use.get(rel, ())}) for a in produces}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1 or v in graph[v]:
-                out.append(sorted(comp))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    del visit   # break the recursive closure's reference cycle (it holds the graph)
-    return out
+    graph = {a: {b for rel in produces[a] for b in by_use.get(rel, ())} for a in produces}
+    # components() lists producers first; a cycle is a component of several rules or one rule feeding itself
+    return [c for c in reversed(components(graph)) if len(c) > 1 or c[0] in graph[c[0]]]

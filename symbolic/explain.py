@@ -19,6 +19,7 @@ def _support_json(s: Support) -> dict:
     if s.fact is not None:
         return {"kind": "fact", "fact": str(s.fact), "cf": round(s.cf, 4), "stated_cf": s.fact.cf,
                 "provenance": s.fact.provenance.to_dict()}
+    assert s.rule is not None   # a support is a fact or a rule
     return {"kind": "rule", "rule_id": s.rule.id, "message": s.rule.message, "rule_cf": s.rule.cf,
             "premise_cf": round(s.premise_cf, 4), "cf": round(s.cf, 4),
             "premises": [how_json(p) if isinstance(p, Node) else p for p in s.premises]}
@@ -35,6 +36,7 @@ def how_text(node: Node, indent: int = 0) -> str:
             note = f" (stated {s.fact.cf:.2f}, halved: superseded)" if s.fact.provenance.superseded else ""
             lines.append(f"{pad}  fact from {_fact_source(s.fact)}  CF {s.cf:.2f}{note}")
             continue
+        assert s.rule is not None   # a support is a fact or a rule
         lines.append(f"{pad}  by rule {s.rule.id} \"{s.rule.message}\": premise CF {s.premise_cf:.2f} "
                      f"x rule CF {s.rule.cf:.2f} = {s.cf:.2f}")
         for p in s.premises:

@@ -75,7 +75,8 @@ class _Build(Transformer):
 
     def begin(self, path: str, text: str) -> None:
         """Begin a file: what it builds and its errors start empty."""
-        self.path, self.text, self.errors = path, text, []
+        self.path, self.text = path, text
+        self.errors: list[RuleError] = []
         self.out = ParsedFile(path, text)
 
     def loc(self, x) -> Location:

@@ -155,9 +155,10 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
             rb.types.setdefault(e.type, m.EntityType(e.type, None, [], e.location))
             if define("entity", e.id, e.location):
                 rb.entities[e.id] = e
-    for t in rb.types:
-        if t in m.VALUE_TYPES:
-            ck.error(f"'{t}' is a built-in value type and cannot be an entity type", rb.types[t].location)
+    for type_name in rb.types:
+        if type_name in m.VALUE_TYPES:
+            ck.error(f"'{type_name}' is a built-in value type and cannot be an entity type",
+                     rb.types[type_name].location)
     for pf in parsed:
         for r in pf.relations:
             if define("relation", r.name, r.location):
@@ -189,10 +190,10 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
             if all(isinstance(a, m.Const) for a in atom.args):
                 rb.facts.append(Fact(atom.relation, tuple(a.value for a in atom.args), max(-1.0, min(1.0, f.cf)),
                                      Provenance("rulebase", doc_id=f"{f.location.path}:{f.location.line}")))
-        for r in pf.rules:
-            if r.variant == 0:
-                define("rule id", r.id, r.location)
-            rb.forward_rules.append(ck.check_forward(r))
+        for rule in pf.rules:
+            if rule.variant == 0:
+                define("rule id", rule.id, rule.location)
+            rb.forward_rules.append(ck.check_forward(rule))
         for g in pf.goals:
             if g.variant == 0:
                 define("rule id", g.id, g.location)

@@ -17,7 +17,7 @@ def _relations(rule: m.ForwardRule) -> tuple[set[str], set[str], set[str]]:
     return pos, neg, out
 
 
-def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+def components(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components (Tarjan, iterative), producers before consumers."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -68,7 +68,7 @@ def strata(rules: list[m.ForwardRule]) -> tuple[dict[str, int], list[list[str]]]
     for rid, (_pos, _neg, out) in rels.items():
         for rel in out:
             producers.setdefault(rel, set()).add(rid)
-    feeds = {rid: set() for rid in rels}            # producer -> consumers (matching or negating)
+    feeds: dict[str, set[str]] = {rid: set() for rid in rels}  # producer -> consumers (matching or negating)
     negated_by: dict[str, set[str]] = {rid: set() for rid in rels}   # producer -> rules negating its output
     for rid, (pos, neg, _out) in rels.items():
         for rel in pos | neg:
@@ -80,7 +80,7 @@ def strata(rules: list[m.ForwardRule]) -> tuple[dict[str, int], list[list[str]]]
     level: dict[str, int] = {}
     cycles: list[list[str]] = []
     comp_of: dict[str, int] = {}
-    comps = _components(feeds)
+    comps = components(feeds)
     for k, comp in enumerate(comps):
         for rid in comp:
             comp_of[rid] = k

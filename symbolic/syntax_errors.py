@@ -1,8 +1,9 @@
 """Syntax errors of rule files in words: what was found, what could come there, and a hint."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Collection, cast
 
+from lark.lexer import TerminalDef
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .errors import Location, RuleError, source_line
@@ -14,10 +15,10 @@ _FRIENDLY = {"NAME": "a name", "STRING": 'a quoted "text"', "RSTRING": 'a re"reg
 
 
 # the parser's terminals (set by symbolic.parser, which owns the grammar)
-terminals: Callable[[], list] = lambda: []
+terminals: Callable[[], Collection[TerminalDef]] = lambda: []
 
 
-def _describe_expected(expected: set[str]) -> str:
+def _describe_expected(expected: Collection[str]) -> str:
     terms = {t.name: t for t in terminals()}
     names = []
     for e in sorted(expected):
@@ -39,7 +40,8 @@ def syntax_error(exc: UnexpectedInput, path: str, text: str, at_end: bool = True
     ends where the file does (otherwise running out of input means the statement stopped early)."""
     line, col = getattr(exc, "line", 1), getattr(exc, "column", 1)
     if isinstance(exc, UnexpectedCharacters):
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        pos = cast(int, exc.pos_in_stream)   # lark declares it None on the base class; the lexer sets it
+        ch = text[pos] if pos < len(text) else "?"
         msg = f"unexpected character {ch!r}"
         if ch == '"':
             msg = "unterminated string: a quoted text must end with \" on the same line"
@@ -54,6 +56,7 @@ def syntax_error(exc: UnexpectedInput, path: str, text: str, at_end: bool = True
             if "THEN" in exc.expected:
                 msg += " (is 'then …' missing?)"
     else:
+        assert isinstance(exc, UnexpectedToken)   # lark raises only these three
         tok = exc.token
         shown = f"'{tok}'" if tok.type not in ("STRING", "RSTRING") else "a quoted text"
         if "THEN" in exc.expected:

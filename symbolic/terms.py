@@ -112,7 +112,7 @@ def _aggregate(call: m.Call, env: dict[str, Any], solve: Solver | None) -> Any:
     inner = call.args[-1]
     matches = solve(m.Atom(inner.name, inner.args, inner.location), env)
     if call.name == "count":
-        return aggregate("count", matches, arith, lambda a, b: compare("<", a, b))
+        return aggregate("count", matches, lambda a, b: arith("+", a, b), lambda a, b: compare("<", a, b))
     var = call.args[0].name
     # one value per distinct fact: two facts stating the same purchase count once
     seen: dict[tuple, Any] = {}

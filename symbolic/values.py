@@ -234,12 +234,12 @@ def _parse_date(t: str) -> Date | None:
              or re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{4})", t.lower()))
         if not m:
             return None
-        a, b, y = m.groups()
-        name, d = (a, b) if a.isalpha() else (b, a)
+        a, b, year = m.groups()
+        name, day = (a, b) if a.isalpha() else (b, a)
         month = month_number(name[:3])
         if month is None:
             return None
-        mo, d, y = month, int(d), int(y)
+        mo, d, y = month, int(day), int(year)
     try:
         return Date(_dt.date(y, mo, d))
     except ValueError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from . import model as m
 from .backward import BackwardChainer, Node
@@ -191,7 +191,7 @@ class Verifier:
         return nodes
 
     def _judge(self, claim: Claim, match: list[Fact], conflict: list[Fact], proofs: list[Node],
-               notes: list[str] = ()) -> ClaimVerdict:
+               notes: Sequence[str] = ()) -> ClaimVerdict:
         fact = claim.fact
         pro = [effective_cf(f) for f in match] + [p.cf for p in proofs if p.args == fact.args]
         con = [effective_cf(f) for f in conflict] + [p.cf for p in proofs if p.args != fact.args]

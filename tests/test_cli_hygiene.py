@@ -23,6 +23,17 @@ def test_eval_defaults_are_the_embedded_domain_from_any_folder(tmp_path, monkeyp
     assert DEFAULT_KB_DIR.is_absolute() and (DEFAULT_KB_DIR / "finance").is_dir() and any(DEFAULT_RULES_DIR.glob("*.rules"))
 
 
+def test_rules_commands_default_to_the_embedded_rules_from_any_folder(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)                       # no rules/ here
+    assert main(["rules", "check"]) == 0
+    assert capsys.readouterr().out.startswith("ok: ")
+    assert Path(build_parser().parse_args(["rules", "explain", "p(a, ?x)"]).rules) == DEFAULT_RULES_DIR
+    case = tmp_path / "t.yaml"
+    case.write_text(f"kb: {DEFAULT_KB_DIR}\ncases:\n  - {{name: hotel ok, expect: supported, claim: "
+                    f"'The hotel limit per night in Tier 1 cities is EUR 180.'}}\n", encoding="utf-8")
+    assert main(["rules", "test", str(case)]) == 0, capsys.readouterr()
+
+
 def test_eval_compare_help_is_compares(capsys) -> None:
     with pytest.raises(SystemExit) as done:
         main(["eval", "compare", "--help"])

@@ -109,6 +109,15 @@ def test_two_entities_of_a_relations_types_in_one_clause_with_its_name(rb):
     assert _pairs(rb, "Ann Lee reports to Bob Wu.") == []                     # same-typed: direction unknown
 
 
+def test_a_copula_alone_says_the_types_only_relation(rb):
+    # "city tier" is not named, but only "is a" stands between a city and a tier, which one relation links
+    assert _pairs(rb, "Paris is a Tier 1 city.") == ["city_tier(paris, tier_1)"]
+    assert _pairs(rb, "Berlin是Tier 2城市。") == ["city_tier(berlin, tier_2)"]
+    assert _pairs(rb, "Paris hosts fairs; Tier 1 is expensive.") == []    # no copula, no name
+    assert _pairs(rb, "Tier 1 is Paris.") == []                           # object before subject: no reading
+    assert _pairs(rb, "Paris is not a Tier 1 city.") == []
+
+
 def test_a_pair_a_pattern_already_read_is_not_read_again(rb):
     from symbolic import Claim, Fact
     taken = [Claim(Fact("city_tier", ("berlin", "tier_2")), "Berlin is a Tier 2 city", 0, 23)]

@@ -73,3 +73,20 @@ def test_bad_draft_configs(folder, tmp_path):
     other = make_tiny_model(tmp_path / "v", "llama", vocab_size=128)
     with pytest.raises(EngineError, match="vocab_size"):
         _engine(folder, SpeculativeConfig(method="draft", draft_model=str(other)))
+
+
+def test_the_draft_runner_is_built_as_the_engines_is_with_a_kv_pool_for_its_own_layers(folder):
+    from neural.model_runner import ModelRunner, kv_bytes_per_block
+
+    spec = _engine(folder, SpeculativeConfig(method="draft", draft_num_layers=2, num_speculative_tokens=3,
+                                             draft_kv_cache_bytes=1 << 18))
+    draft, target = spec.speculator.proposer.runner, spec.runner
+    assert type(draft) is ModelRunner and type(target) is ModelRunner
+    mc = spec.model_config
+    assert draft.num_blocks == (1 << 18) // kv_bytes_per_block(mc, 4, torch.float32, 2)
+    assert tuple(draft.kv_cache.shape) == (2, 2, draft.num_blocks, 4, mc.num_key_value_heads, mc.head_dim)
+    assert tuple(target.kv_cache.shape)[:3] == (2, 4, target.num_blocks)
+    assert target.num_blocks == (1 << 20) // kv_bytes_per_block(mc, 4, torch.float32)
+    # the draft's layers are the target's (same weights), its KV pool its own
+    assert draft.model.layers[0].self_attn.qkv_proj.weight is target.model.layers[0].self_attn.qkv_proj.weight
+    assert draft.kv_cache.data_ptr() != target.kv_cache.data_ptr()

@@ -7,6 +7,7 @@ import sys
 
 from api.commands.generate import QUANTIZATION_CHOICES, QUANTIZATION_HELP
 from api.commands.models import MODEL_HELP
+from api.commands.remote_args import add_remote_args, remote_config
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SPECULATIVE_TOKENS, DEFAULT_TOP_K
 
 
@@ -40,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument("--fail-on", action="append", choices=sorted(FAIL_STATUS), default=[], metavar="STATUS",
                    help="exit non-zero when the answer has this status: flagged (3) or abstained (4); repeatable")
+    add_remote_args(p)
     p.set_defaults(func=handler)
 
 
@@ -53,7 +55,12 @@ def handler(args: argparse.Namespace) -> int:
         # validate before loading a model for seconds
         validate_question(args.question)
         options.validate()
-        answerer = default_answerer(args.kb, args.rules, args.model, args.index,
+        remote = remote_config(args)     # a malformed URL is bad input (2), before anything loads
+        engine = None
+        if remote is not None:
+            from neural.remote import RemoteGenerator
+            engine = RemoteGenerator.connect(remote)
+        answerer = default_answerer(args.kb, args.rules, args.model, args.index, engine=engine,
                                     speculative_tokens=args.speculative_tokens, quantization=args.quantization)
         result = answerer.ask(args.question, options)
     except (ValueError, FileNotFoundError) as exc:

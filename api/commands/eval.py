@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from api.commands.generate import QUANTIZATION_CHOICES, QUANTIZATION_HELP
 from api.commands.models import MODEL_HELP
+from api.commands.remote_args import add_remote_args, open_remote
 from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_MAX_TOKENS, DEFAULT_RULES_DIR
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                    help=f"tokens per attempt (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--no-progress", action="store_true")
+    add_remote_args(p)
     p.set_defaults(func=handler)
 
 
@@ -77,6 +79,7 @@ def _compare(paths: list[str]) -> int:
 
 
 def handler(args: argparse.Namespace) -> int:
+    from neural.errors import EngineError
     from pipeline.evaluation.dataset import DatasetError
     from pipeline.evaluation.runner import RunError
 
@@ -87,9 +90,12 @@ def handler(args: argparse.Namespace) -> int:
             print(f"error: unexpected arguments {args.more}", file=sys.stderr)
             return 2
         return _run(args)
-    except (DatasetError, RunError) as exc:
+    except (DatasetError, RunError, ValueError) as exc:  # ValueError: a malformed --model openai+ URL among them
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except EngineError as exc:  # the model did not load, or its remote server is unavailable
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -118,7 +124,8 @@ def _run(args: argparse.Namespace) -> int:
         _load_rules(args)
         support = read_support(args.kb, cast("list[SystemItem]", ds.items))  # a system (or context) dataset
         setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
-                             max_tokens=args.max_tokens, generate=not context, quantization=args.quantization)
+                             max_tokens=args.max_tokens, generate=not context, quantization=args.quantization,
+                             generator=open_remote(args))
         config = setup.describe
         if context:
             from pipeline.evaluation.context_recall import ContextProcessor
@@ -143,7 +150,7 @@ def _run_extraction(args: argparse.Namespace) -> int:
     ds = load_extraction_set(args.dataset, rb)   # the labels are checked against these rules first
     out = Path(args.out or f"runs/{Path(args.dataset).parent.name}-{Path(args.dataset).stem}-extraction")
     setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed,
-                         max_tokens=args.max_tokens, quantization=args.quantization)
+                         max_tokens=args.max_tokens, quantization=args.quantization, generator=open_remote(args))
     if setup.read_claims is None:
         raise RunError("this pipeline's Answerer has no read_claims(question, answer): nothing to measure")
     process: Callable[[Any], dict] = ExtractionProcessor(claims_reader(setup.read_claims), rb,

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from api.commands.models import MODEL_HELP
+from api.commands.remote_args import add_remote_args, remote_config
 
 QUANTIZATION_CHOICES = ["auto", "none", "int8", "gguf"]
 QUANTIZATION_HELP = (
@@ -32,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--quantization", choices=QUANTIZATION_CHOICES, default="auto", help=QUANTIZATION_HELP)
     p.add_argument("--stats", action="store_true", help="print token counts and timings to stderr")
+    add_remote_args(p)
     p.set_defaults(func=handler)
 
 
@@ -43,8 +46,16 @@ def handler(args: argparse.Namespace) -> int:
                                   top_k=args.top_k, seed=args.seed, stop=args.stop)
         if not args.prompt.strip():
             raise EngineError("prompt is empty")
-        engine = Engine(EngineConfig(model=args.model, dtype=args.dtype, num_threads=args.threads,
-                                     quantization=args.quantization))
+        remote = remote_config(args)
+        if remote is not None:
+            if not args.chat:
+                raise EngineError("--raw feeds text past the chat template, which a remote model's server "
+                                  "applies itself: leave --raw out")
+            from neural.remote import RemoteGenerator
+            engine: Any = RemoteGenerator.connect(remote)   # chat and stream as the Engine's (no raw generate)
+        else:
+            engine = Engine(EngineConfig(model=args.model, dtype=args.dtype, num_threads=args.threads,
+                                         quantization=args.quantization))
         chat = [{"role": "user", "content": args.prompt}]
         if args.stream:
             final = None
@@ -61,6 +72,7 @@ def handler(args: argparse.Namespace) -> int:
         return 1
     if args.stats and final is not None:
         m = final.metrics
+        ttft = "n/a" if m.ttft_s is None else f"{m.ttft_s:.3f}s"  # a remote reply that came whole has none
         print(f"[{m.prompt_tokens} prompt + {m.generated_tokens} generated tokens, finish={final.finish_reason}, "
-              f"ttft={m.ttft_s:.3f}s, tpot={(m.tpot_s or 0) * 1000:.1f}ms, total={m.e2e_s:.2f}s]", file=sys.stderr)
+              f"ttft={ttft}, tpot={(m.tpot_s or 0) * 1000:.1f}ms, total={m.e2e_s:.2f}s]", file=sys.stderr)
     return 0

@@ -5,7 +5,8 @@ import argparse
 import json
 import sys
 
-MODEL_HELP = ("a model name from `verirag models list` (e.g. qwen2.5-coder-0.5b), an HF folder or a .gguf file "
+MODEL_HELP = ("a model name from `verirag models list` (e.g. qwen2.5-coder-0.5b), an HF folder, a .gguf file, or "
+              "openai+http://HOST:PORT/v1 (openai+https://...) for a model on an OpenAI-compatible server "
               "(default: smollm2-135m)")
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from pipeline.defaults import DEFAULT_RULES_DIR
 from symbolic import BackwardChainer, RuleError, RuleErrors, load_rulebase
 from symbolic import model as m
 from symbolic.check import Checker
@@ -22,7 +23,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("rules", help="check rule files or explain a goal")
     sub = p.add_subparsers(dest="rules_command", metavar="ACTION")
     c = sub.add_parser("check", help="parse and lint a rule folder (default: rules/)")
-    c.add_argument("dir", nargs="?", default="rules", help="folder or .rules file")
+    c.add_argument("dir", nargs="?", default=str(DEFAULT_RULES_DIR),
+                   help="folder or .rules file (default: the embedded rules/)")
     c.add_argument("--strict", action="store_true", help="warnings fail the check too")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=check)
@@ -32,7 +34,7 @@ def register(subparsers) -> None:
     e.add_argument("--kb", help="a knowledge base folder: every fact its documents state is evidence")
     e.add_argument("--facts", help="facts: a .rules file of `fact` lines, or a JSON/YAML list "
                                    "[{\"relation\": ..., \"args\": [...], \"cf\": ...}]")
-    e.add_argument("--rules", default="rules", help="rule folder or file (default: rules/)")
+    e.add_argument("--rules", default=str(DEFAULT_RULES_DIR), help="rule folder or file (default: the embedded rules/)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=explain)
     rules_test.register(sub)

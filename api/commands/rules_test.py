@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.defaults import DEFAULT_RULES_DIR
 from symbolic import Claim, Fact, Provenance, RuleError, RuleErrors, Verifier, load_rulebase
 from symbolic.fact_input import Item, fact_from_item
 from symbolic.verifier import VERDICTS
@@ -131,7 +132,7 @@ def _kb_facts(kb_dir: str, rb: Any) -> list[Fact]:
 def register(sub) -> None:
     t = sub.add_parser("test", help="run a rule author's YAML test cases (claim, evidence, expected verdict)")
     t.add_argument("files", nargs="+", help="test files (.yaml/.yml) or folders of them")
-    t.add_argument("--rules", default=None, help="rule folder (default: the file's `rules:`, else rules/)")
+    t.add_argument("--rules", default=None, help="rule folder (default: the file's `rules:`, else the embedded rules/)")
     t.add_argument("--json", action="store_true", help="machine-readable results")
     t.add_argument("-v", "--verbose", action="store_true", help="explain passing cases too")
     t.set_defaults(func=test)
@@ -156,7 +157,7 @@ def test(args: argparse.Namespace) -> int:
     for path in _files(args.files):
         try:
             cases, rules = read_cases(path)
-            target = args.rules or rules or "rules"
+            target = args.rules or rules or str(DEFAULT_RULES_DIR)
             if target not in bases:
                 bases[target] = load_rulebase(target)
         except (RuleError, OSError) as exc:

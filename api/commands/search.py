@@ -14,6 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kb", metavar="KB_DIR", default=None, help="knowledge base whose default index to use")
     p.add_argument("--top-k", type=int, default=5, help="number of passages (default 5)")
     p.add_argument("--tag", action="append", default=None, help="only documents with this tag (repeatable)")
+    p.add_argument("--doc-id", action="append", default=None, help="only this document (repeatable)")
     p.add_argument("--language", default=None, help="only documents in this language (e.g. en, zh)")
     p.add_argument("--exclude-superseded", action="store_true", help="drop documents another one supersedes")
     p.add_argument("--mode", choices=["hybrid", "vector", "bm25"], default="hybrid")
@@ -35,7 +36,8 @@ def handler(args: argparse.Namespace) -> int:
 
             retriever = open_retriever(DEFAULT_KB_DIR)
         passages = retriever.search(args.query, args.top_k, tags=args.tag, language=args.language,
-                                    exclude_superseded=args.exclude_superseded, mode=args.mode)
+                                    exclude_superseded=args.exclude_superseded, mode=args.mode,
+                                    doc_ids=args.doc_id)
     except RetrievalError as exc:
         print(f"verirag search: error: {exc}", file=sys.stderr)
         return 1

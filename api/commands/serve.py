@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-
 from typing import TYPE_CHECKING
 
 from api.commands.models import MODEL_HELP
+from api.commands.remote_args import add_remote_args
 
 if TYPE_CHECKING:  # api.settings imports the pipeline package: not at CLI start-up
     from api.settings import Settings
@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="join this Ray cluster ('auto', ray://host:10001) instead of starting a local one; "
                         "'local' starts one even for a single replica")
     p.add_argument("--print-settings", action="store_true", help="print the effective settings and exit")
+    add_remote_args(p)
     p.set_defaults(func=handler)
 
 
@@ -69,6 +70,9 @@ def handler(args: argparse.Namespace) -> int:
         settings = load_settings(args.config, host=args.host, port=args.port, kb_dir=args.kb,
                                  index_dir=args.index, rules_dir=args.rules, model=args.model,
                                  speculative_tokens=args.speculative_tokens, access_log=args.access_log,
+                                 served_model=args.served_model, remote_timeout_s=args.remote_timeout,
+                                 remote_connect_timeout_s=args.remote_connect_timeout,
+                                 remote_retries=args.remote_retries, remote_context_len=args.remote_context_len,
                                  replicas=args.replicas, ray_address=args.ray_address)
     except SettingsError as exc:
         print(f"verirag serve: error: {exc}", file=sys.stderr)

@@ -22,7 +22,11 @@ def dequantize_ref(
         w = qs.float() * scale
     else:
         q = torch.cat([qs & 0x0F, qs >> 4], dim=-1).float()
-        w = (q - 8.0) * scale if qtype == "Q4_0" else q * scale + m.float().unsqueeze(-1)
+        if qtype == "Q4_0":
+            w = (q - 8.0) * scale
+        else:
+            assert m is not None  # Q4_1 blocks carry a minimum
+            w = q * scale + m.float().unsqueeze(-1)
     return w.reshape(qs.shape[0], -1).to(dtype)
 
 

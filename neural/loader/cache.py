@@ -18,7 +18,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 import torch
 from safetensors import SafetensorError
@@ -26,6 +26,7 @@ from safetensors import SafetensorError
 
 CACHE_FORMAT = 1  # bump when what is written changes meaning (loader fixes included): old entries then miss
 _EDGE = 1 << 16
+_Entry = TypeVar("_Entry")
 
 
 def model_file_key(path: Path) -> str:
@@ -54,7 +55,7 @@ class CacheDir:
         self.enabled = True
 
     # ------------------------------------------------------------------ entries
-    def read(self, name: str, parse: Callable[[Path], object]) -> object | None:
+    def read(self, name: str, parse: Callable[[Path], _Entry]) -> _Entry | None:
         """``parse(path)`` of entry ``name``; None when absent. A parse error is reported, the entry
         deleted (the caller rebuilds it), and None returned."""
         path = self.dir / name
@@ -71,7 +72,7 @@ class CacheDir:
                 pass
             return None
 
-    def write(self, name: str, produce: Callable[[Path], None]) -> bool:
+    def write(self, name: str, produce: Callable[[Path], object]) -> bool:
         """``produce(tmp_path)`` writes the entry; it appears under ``name`` only once complete."""
         if not self.enabled:
             return False
@@ -101,7 +102,7 @@ class CacheDir:
                 raise ValueError("not an entry of this cache format")
             return data
 
-        return self.read(name, parse)  # type: ignore[return-value]
+        return self.read(name, parse)
 
     def write_json(self, name: str, data: dict) -> bool:
         text = json.dumps({**data, "cache_format": CACHE_FORMAT})
@@ -109,7 +110,7 @@ class CacheDir:
 
     def read_tensors(self, name: str) -> tuple[dict[str, torch.Tensor], dict[str, str]] | None:
         """(tensors, string metadata) of a safetensors entry."""
-        def parse(path: Path):
+        def parse(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
             from safetensors import safe_open
 
             with safe_open(str(path), framework="pt") as f:
@@ -118,7 +119,7 @@ class CacheDir:
                     raise ValueError("not an entry of this cache format")
                 return {k: f.get_tensor(k) for k in f.keys()}, meta
 
-        return self.read(name, parse)  # type: ignore[return-value]
+        return self.read(name, parse)
 
     def write_tensors(self, name: str, tensors: dict[str, torch.Tensor], meta: dict[str, str]) -> bool:
         from safetensors.torch import save_file

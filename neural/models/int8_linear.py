@@ -117,6 +117,9 @@ class Int8Embedding(nn.Module):
     """Embedding rows stored int8 with a scale per group of columns (quantize_groups); a lookup dequantizes
     only the rows it reads."""
 
+    q: torch.Tensor  # buffers (register_buffer), declared for the type checker
+    scale: torch.Tensor
+
     def __init__(self, q: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = q.shape

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
+from typing import Callable, Sequence, cast
 
 import torch
 import torch.nn.functional as F
@@ -36,7 +37,7 @@ from neural.models.onednn_linear import PrepackedLinear, memory_allows_copy, one
 class Linear(nn.Linear):
     """nn.Linear whose op bind_kv_cache swaps for the CPU one (cpu_ops.linear_cpu, onednn_linear.PrepackedLinear)."""
 
-    op = staticmethod(F.linear)
+    op: Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor] = staticmethod(F.linear)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.op(x, self.weight, self.bias)
@@ -134,7 +135,9 @@ class LlamaForCausalLM(nn.Module):
         # of a cold start) for values load_weights overwrites anyway
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size,
                                          _weight=torch.empty(cfg.vocab_size, cfg.hidden_size))
-        self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers))
+        # an nn.ModuleList (it registers the layers' parameters), typed as what it holds
+        self.layers = cast(Sequence[DecoderLayer],
+                           nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers)))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.max_positions = max_positions
@@ -213,7 +216,7 @@ class LlamaForCausalLM(nn.Module):
                 name = name[len("model.") :]
             if "rotary_emb" in name:
                 continue
-            target, offset, rows = name, None, None
+            target, offset, rows = name, None, 0
             for hf, (ours, off, n) in shards.items():
                 if f".{hf}." in name:
                     target, offset, rows = name.replace(hf, ours), off, n

@@ -9,23 +9,28 @@ rejection sampler keeps the target distribution exactly for sampled requests too
 from __future__ import annotations
 
 import copy
+from typing import TypeVar
 
 import torch
 from torch import nn
 
 from neural.block_manager import BlockManager
 from neural.errors import EngineError
-from neural.model_runner import ModelRunner
+from neural.model_runner import ModelRunner, kv_bytes_per_block
+from neural.models.llama import LlamaForCausalLM
 from neural.sampling_params import SamplingParams
 from neural.sequence import Sequence
 from neural.spec_decode.config import SpeculativeConfig
 
 
-def first_layers(model: nn.Module, num_layers: int) -> nn.Module:
+_M = TypeVar("_M", bound=nn.Module)
+
+
+def first_layers(model: LlamaForCausalLM, num_layers: int) -> LlamaForCausalLM:
     """A view of ``model`` with only its first layers; modules are shallow copies (own KV bindings),
     parameters are the target's own tensors."""
 
-    def shallow(m: nn.Module) -> nn.Module:
+    def shallow(m: _M) -> _M:
         c = copy.copy(m)
         c._modules = dict(m._modules)
         return c
@@ -61,27 +66,22 @@ class DraftModelProposer:
                     f"draft model vocab_size {mc.vocab_size} != target's {engine.model_config.vocab_size}: "
                     "a draft must share the target's tokenizer"
                 )
-            n_layers = mc.num_hidden_layers
-            block_bytes = _kv_bytes(mc, n_layers, bs, dtype)
-            runner = ModelRunner(mc, weights, dtype, device, bs, max(1, cfg.draft_kv_cache_bytes // block_bytes),
-                                 engine.max_model_len)
-            return cls(runner, engine.max_model_len)
+            num_blocks = max(1, cfg.draft_kv_cache_bytes // kv_bytes_per_block(mc, bs, dtype))
+            return cls(ModelRunner(mc, weights, dtype, device, bs, num_blocks, engine.max_model_len),
+                       engine.max_model_len)
         total = engine.model_config.num_hidden_layers
         n_layers = cfg.draft_num_layers or max(1, total // 4)
         if n_layers >= total:
             raise EngineError(f"draft_num_layers={n_layers} must be below the target's {total} layers")
-        runner = ModelRunner.__new__(ModelRunner)
-        runner.config, runner.device, runner.dtype, runner.block_size = engine.model_config, device, dtype, bs
-        runner.num_blocks = max(1, cfg.draft_kv_cache_bytes // _kv_bytes(engine.model_config, n_layers, bs, dtype))
-        runner.model = first_layers(target.model, n_layers)
         mc = engine.model_config
-        runner.kv_cache = torch.zeros(2, n_layers, runner.num_blocks, bs, mc.num_key_value_heads, mc.head_dim,
-                                      dtype=dtype, device=device)
-        runner.model.bind_kv_cache(runner.kv_cache)
+        num_blocks = max(1, cfg.draft_kv_cache_bytes // kv_bytes_per_block(mc, bs, dtype, n_layers))
+        runner = ModelRunner(mc, None, dtype, device, bs, num_blocks, engine.max_model_len,
+                             model=first_layers(target.model, n_layers))
         return cls(runner, engine.max_model_len)
 
     def propose(self, seqs: list[Sequence], ks: list[int]) -> list[list[int]]:
-        shadows, wants, out = [], [], [[] for _ in seqs]
+        shadows: list[tuple[int, Sequence, int]] = []
+        out: list[list[int]] = [[] for _ in seqs]
         for i, (seq, k) in enumerate(zip(seqs, ks)):
             sh = self.shadows.get(seq.request_id)
             if sh is None:
@@ -118,8 +118,3 @@ class DraftModelProposer:
         self.base.pop(seq.request_id, None)
         if sh is not None:
             self.bm.free_seq(sh)
-
-
-def _kv_bytes(mc, n_layers: int, block_size: int, dtype: torch.dtype) -> int:
-    elem = torch.empty(0, dtype=dtype).element_size()
-    return 2 * n_layers * block_size * mc.num_key_value_heads * mc.head_dim * elem

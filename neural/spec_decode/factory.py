@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from neural.spec_decode.config import SpeculativeConfig
 from neural.spec_decode.ngram_proposer import NgramProposer
+from neural.spec_decode.proposer import Proposer
 from neural.spec_decode.speculator import Speculator
 
 
 def build_speculator(cfg: SpeculativeConfig, engine) -> Speculator:
+    proposer: Proposer
     if cfg.method == "ngram":
         proposer = NgramProposer(cfg.prompt_lookup_min, cfg.prompt_lookup_max)
     else:

@@ -24,6 +24,7 @@ from neural.sequence import Sequence, SequenceStatus
 from neural.spec_decode.config import SpeculativeConfig
 from neural.spec_decode.controller import ProposalController
 from neural.spec_decode.metrics import SpecDecodeMetrics
+from neural.spec_decode.proposer import Proposer
 from neural.spec_decode.rejection_sampler import greedy_verify, rejection_sample
 
 Emitted = list[tuple[int, float | None]]  # (token id, its logprob if the request asked)
@@ -40,7 +41,8 @@ class _State:
 
 
 class Speculator:
-    def __init__(self, cfg: SpeculativeConfig, proposer, block_manager: BlockManager, max_model_len: int) -> None:
+    def __init__(self, cfg: SpeculativeConfig, proposer: Proposer, block_manager: BlockManager,
+                 max_model_len: int) -> None:
         self.cfg = cfg
         self.proposer = proposer
         self.bm = block_manager
@@ -74,7 +76,9 @@ class Speculator:
             room = min(seq.sampling.max_tokens - seq.num_generated, self.max_model_len - len(seq)) - 1
             k = min(st.controller.num_to_propose(), room)
             if k > 0:
-                seqs.append(seq), ks.append(k), states.append(st)
+                seqs.append(seq)
+                ks.append(k)
+                states.append(st)
         if not seqs:
             return
         for seq, st, tokens in zip(seqs, states, self.proposer.propose(seqs, ks)):
@@ -95,7 +99,8 @@ class Speculator:
     def logits_rows(self, batch: ScheduledBatch) -> list[int] | None:
         if not any(self._pending(s) for s in batch.seqs):
             return None
-        rows, start = [], 0
+        rows: list[int] = []
+        start = 0
         for seq, n in zip(batch.seqs, batch.num_new_tokens):
             k = self._pending(seq)
             rows.extend(range(start + n - 1 - k, start + n))
@@ -126,7 +131,7 @@ class Speculator:
         sp = seq.sampling
         if not sp.needs_logits_work:
             a, nxt = greedy_verify(rows.argmax(-1).tolist(), draft)
-            logps = [None] * (a + 1)
+            logps: list[float | None] = [None] * (a + 1)
         else:
             processed = torch.stack([self._process(rows[j], seq.token_ids[: base + j], sp) for j in range(k + 1)])
             if sp.greedy:

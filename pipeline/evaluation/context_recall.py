@@ -37,11 +37,12 @@ class ContextProcessor:
         support_text = "\n".join(self.support[d] for d in item.support)
         facts = []
         for g in item.gold_facts:
-            groundable = states(support_text, g.object)
+            obj = str(g.object)   # text already (the dataset validator); str() says so to mypy
+            groundable = states(support_text, obj)
             facts.append({"relation": g.relation, "subject": g.subject, "object": g.object,
                           "groundable": groundable,
-                          "retrieved": groundable and states(retrieved_text, g.object),
-                          "in_prompt": groundable and states(prompt_text, g.object)})
+                          "retrieved": groundable and states(retrieved_text, obj),
+                          "in_prompt": groundable and states(prompt_text, obj)})
         sources = [p.doc_id for p in prep.prompt.passages]
         return {"id": item.id, "kind": item.kind, "language": item.language, "question": item.question,
                 "facts": facts, "support": item.support,

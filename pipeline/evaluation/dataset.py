@@ -5,12 +5,15 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 SYSTEM_KEYS = {"gold_facts", "support", "forbidden", "kind", "gold_answer"}
 DETECTOR_KEYS = {"context", "answer", "label"}
+
+if TYPE_CHECKING:
+    from pipeline.evaluation.extraction_eval import ExtractionItem
 
 
 class DatasetError(ValueError):
@@ -67,8 +70,8 @@ class DetectorItem(BaseModel):
 @dataclass
 class Dataset:
     path: str
-    kind: str                                   # "system" | "detector"
-    items: list[SystemItem] | list[DetectorItem]
+    kind: str                                   # "system" | "detector" | "extraction"
+    items: list[SystemItem] | list[DetectorItem] | list[ExtractionItem]
 
 
 def detect_kind(obj: dict) -> str | None:
@@ -129,6 +132,7 @@ def load_dataset(path: str | Path, mode: str = "auto") -> Dataset:
             items.append(item)
     if not items:
         raise DatasetError(f"{path}: the dataset is empty")
+    assert kind is not None  # the first line set it
     return Dataset(str(path), kind, items)
 
 

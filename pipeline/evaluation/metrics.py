@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from functools import partial
 from typing import Callable
 
 # plain RAG (first attempt, status ignored) vs answers the verifier delivers (status verified; "passed"
@@ -49,7 +50,7 @@ def system_summary(records: list[dict]) -> dict:
     for mode in [m for m in MODES if all(m in r for r in records)]:
         out[mode] = system_group(records, mode)
         for field in ("kind", "language"):
-            out[mode][f"by_{field}"] = by_field(records, field, lambda rs, m=mode: system_group(rs, m))
+            out[mode][f"by_{field}"] = by_field(records, field, partial(system_group, mode=mode))
     out["status"] = dict(Counter(r["status"] for r in records))
     p, v = out["plain"]["hallucination_rate"], out["verified"]["hallucination_rate"]
     passed = out.get("passed", {}).get("hallucination_rate")

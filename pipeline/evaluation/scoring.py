@@ -79,7 +79,7 @@ def score_answer(item: SystemItem, answer: str, *, abstained: bool, support_text
     values = find_values(clean)
     reasons: list[Reason] = []
 
-    for bad in item.forbidden:
+    for bad in map(str, item.forbidden):   # text already (the dataset validator); str() says so to mypy
         bad_values = find_values(bad)
         if bad_values and _value_present(values, bad_values):
             hit = next(v.text for v in values if any(values_equal(v, w) for w in bad_values))
@@ -87,11 +87,11 @@ def score_answer(item: SystemItem, answer: str, *, abstained: bool, support_text
         elif not bad_values and contains_text(clean, bad):
             reasons.append(Reason("forbidden", bad, f"states the forbidden text {bad!r}"))
 
-    gold_objects = [(g, find_values(g.object)) for g in item.gold_facts]
+    gold_objects = [(g, find_values(str(g.object))) for g in item.gold_facts]
     all_gold_values = [v for _, gv in gold_objects for v in gv]
     hits = 0
     for gold, gvals in gold_objects:
-        present = _value_present(values, gvals) if gvals else contains_text(clean, gold.object)
+        present = _value_present(values, gvals) if gvals else contains_text(clean, str(gold.object))
         hits += present
         if present or not gvals:
             continue
@@ -155,7 +155,7 @@ def _fact_conflicts(item: SystemItem, facts: list[tuple[str, tuple]]) -> list[Re
                 continue
             if normalise_text(str(args[0])) != normalise_text(gold.subject):
                 continue
-            if _same_object(args[-1], gold.object) is False:
+            if _same_object(args[-1], str(gold.object)) is False:
                 out.append(Reason("gold_conflict", str(args[-1]),
                                   f"answer states {relation}({gold.subject}) = {args[-1]!s}, gold is {gold.object!r}"))
     return out

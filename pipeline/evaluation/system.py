@@ -42,14 +42,17 @@ class TokenizerOnlyModel:
 
 def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *, index_dir: str | Path | None,
                  seed: int | None, max_tokens: int = 256, max_attempts: int = 3, top_k: int = DEFAULT_TOP_K,
-                 generate: bool = True, quantization: str | None = "auto") -> SystemSetup:
+                 generate: bool = True, quantization: str | None = "auto", generator: Any = None) -> SystemSetup:
     """One Answerer with the regenerate policy; every question is asked once and both the first
     attempt (plain RAG) and the final answer are scored from that one result. ``generate=False`` loads
-    only the tokenizer (context-recall runs)."""
+    only the tokenizer (context-recall runs). ``generator``: a model already at hand (a remote one)."""
     from pipeline import AskOptions, default_answerer
     from symbolic import Provenance
 
-    engine = None if generate else TokenizerOnlyModel(model)
+    from neural.remote_http import is_remote_model
+
+    engine = generator if generator is not None else (
+        None if generate or is_remote_model(model) else TokenizerOnlyModel(model))
     answerer = default_answerer(kb_dir, rules_dir, model, index_dir, engine=engine, quantization=quantization)
     options = AskOptions(top_k=top_k, policy="regenerate", max_attempts=max_attempts, max_tokens=max_tokens,
                          temperature=0.0, seed=seed)
@@ -58,12 +61,16 @@ def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *
         # The rule base's own reading of the answer, used only to spot gold-fact conflicts; the
         # verdicts of the verifier under test are never consulted by the scoring.
         rb = answerer.holder.current
+        assert rb is not None  # default_answerer always loads rules
         return [(f.relation, f.args) for f, _, _ in rb.extract(text, source=Provenance("answer"))]
 
+    from neural.remote import RemoteGenerator
+    generator = answerer.generator
     return SystemSetup(ask=lambda q: answerer.ask(q, options), read_facts=read_facts,
                        prepare=lambda q: answerer.prepare(q, options),
                        read_claims=getattr(answerer, "read_claims", None),
-                       describe={"model": model or "default (SmolLM2-135M-Instruct Q4_1)",
+                       describe={"model": (generator.describe() if isinstance(generator, RemoteGenerator)
+                                           else model or "default (SmolLM2-135M-Instruct Q4_1)"),
                                  "kb": str(Path(kb_dir).resolve()), "rules": str(Path(rules_dir).resolve()),
                                  "policy": "regenerate", "max_attempts": max_attempts, "top_k": top_k,
                                  "max_tokens": max_tokens, "temperature": 0.0})

@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         score = sum((m["f1"] or 0.0) for m in per.values()) / len(per)
         if best is None or score > best[0] + 1e-12:
             best = (score, cfg, per)
+    assert best is not None  # the grid is never empty
     score, cfg, per = best
     print(json.dumps({"language": args.language, "mean_f1": score, "config": cfg.__dict__,
                       "per_set": {p: {k: round(v, 4) if v is not None else None for k, v in m.items()}

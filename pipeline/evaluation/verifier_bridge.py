@@ -49,7 +49,8 @@ def make_verify() -> tuple[Callable | None, str]:
         sym = []
         for i in idx:
             c = claims[i]
-            (v,) = find_values(c.text)[:1] or [None]
+            found = find_values(c.text)
+            v = found[0] if found else None
             arg = _canonical(v) if v is not None else ("text", c.text)
             sym.append(Claim(Fact(RELATION, (arg,), 1.0, ans), c.text, c.start, c.end))
         verdicts = ["supported" if c.supported else "unsupported" for c in claims]

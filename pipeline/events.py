@@ -1,0 +1,51 @@
+"""The answer loop's events: tokens while generating, each attempt's verdict, a replaced answer, the result."""
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+from pipeline.types import AnswerResult
+
+
+class TokenEvent(TypedDict):
+    type: Literal["token"]
+    attempt: int
+    text: str             # the delta the model just produced
+
+
+class AttemptEvent(TypedDict):
+    type: Literal["attempt"]
+    attempt: int
+    answer: str
+    ok: bool
+    abstained: bool
+    feedback: NotRequired[str | None]    # absent when the model abstained: there is nothing to correct
+
+
+class AnswerEvent(TypedDict):
+    """The answer differs from the text streamed last (a proof that won, a withheld draft)."""
+    type: Literal["answer"]
+    text: str
+
+
+class ResultEvent(TypedDict):
+    type: Literal["result"]
+    result: AnswerResult
+
+
+class ResultDictEvent(TypedDict):
+    """The result as Answerer.ask_stream yields it: AnswerResult.to_dict(), ready for JSON."""
+    type: Literal["result"]
+    result: dict[str, Any]
+
+
+class Generation(TypedDict):
+    """What one generation hands back to the loop after its token events."""
+    text: str
+    prefill_ms: float
+    decode_ms: float
+    finish_reason: str | None
+    usage: dict[str, int]
+
+
+LoopEvent = TokenEvent | AttemptEvent | AnswerEvent | ResultEvent
+StreamEvent = TokenEvent | AttemptEvent | AnswerEvent | ResultDictEvent

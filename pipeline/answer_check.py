@@ -9,9 +9,9 @@ from typing import Any, Sequence
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
-from pipeline.question import QuestionFocus, find_entities
+from pipeline.question import QuestionFocus, asked_currency, find_entities
 from pipeline.types import ClaimReport
-from symbolic.values import Quantity, format_value, value_type
+from symbolic.values import Money, Quantity, format_value, value_type
 
 _POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permitted|required|only|needs?)\b|n't|"
                        r"是|否|可以|不可以|不能|能|不|需要|无需|必须|允许|不允许", re.IGNORECASE)
@@ -118,6 +118,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     dims = {v.dimension for v in values if isinstance(v, Quantity) and v.dimension}
     if dim and dims and dim not in dims:
         return f"the question asks for a {dim}, the answer states a {' or '.join(sorted(dims))}"
+    asked_cur, said_cur = asked_currency(focus.question), {v.currency for v in values if isinstance(v, Money)}
+    if asked_cur and said_cur and asked_cur not in said_cur:
+        return f"the question asks for an amount in {asked_cur}, the answer states {' or '.join(sorted(said_cur))}"
     asked_per, said_per = periods(focus.question), periods(text)
     if asked_per and said_per and not asked_per & said_per:
         return f"the question asks per {', '.join(sorted(asked_per))}, the answer counts per {', '.join(sorted(said_per))}"

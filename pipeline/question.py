@@ -150,6 +150,38 @@ def _type_fits(sig: Any, types: frozenset[str]) -> bool:
     return bool(types & {"person", "entity"})
 
 
+# A currency the question asks its answer in ("in Chinese yuan", "多少欧元"), said outside any amount it
+# states ("a EUR 220 hotel" is a premise). A bare 元 is read only as "多少元"/"几元" (单元 is a unit, not money).
+_ASKED_CURRENCY = [(re.compile(rx, re.IGNORECASE), cur) for rx, cur in [
+    (r"\b(?:yuan|renminbi|rmb|cny)\b|人民币|多少元|几元", "CNY"),
+    (r"\b(?:euros?|eur)\b|欧元", "EUR"),
+    (r"\b(?:dollars?|usd)\b|美元", "USD"),
+    (r"\b(?:pounds?\s+sterling|gbp)\b|英镑", "GBP"),
+    (r"\b(?:yen|jpy)\b|日元", "JPY"),
+    (r"\bhkd\b|港元|港币", "HKD"),
+]]
+
+
+def asked_currency(question: str) -> str | None:
+    """The one currency ``question`` asks for, or None (none named, or several: a conversion)."""
+    from pipeline.extraction import find_values
+    chars = list(question)
+    for _v, _k, s, e in find_values(question):
+        chars[s:e] = " " * (e - s)
+    text = "".join(chars)
+    found = {cur for rx, cur in _ASKED_CURRENCY if rx.search(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _currency_fits(sig: Any, currency: str | None) -> bool:
+    """A money relation declared in another currency does not answer a question asked in ``currency``."""
+    p = sig.params[-1]
+    if currency is None or p.type != "money" or not p.unit:
+        return True
+    from symbolic.units import canonical_currency
+    return canonical_currency(p.unit) == currency
+
+
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6) -> QuestionFocus:
     """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
     needs every argument but the last bound by an entity the question names (or by the type's only
@@ -171,8 +203,9 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
         only_entity[e.type] = e.id if e.type not in only_entity else ""
     named_terms = frozenset().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else frozenset()
     goals = []
+    currency = asked_currency(question)
     for sig in rulebase.relations.values():
-        if sig.arity < 2 or not _type_fits(sig, types):
+        if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
             continue
         # an entity's own name ("Tier 1 city") says nothing about which relation is asked
         score = relation_score(sig, terms - named_terms)

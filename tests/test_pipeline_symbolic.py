@@ -304,3 +304,20 @@ def test_evidence_facts_carry_the_documents_date_and_authority(rb):
     dated = FakePassage("travel_2025.md", "| Tier 1 | EUR 180 |", 0.9, authority="policy", effective_date="2025-01-01")
     facts, _values = extract_evidence([dated], rb)
     assert [(f.provenance.effective_date, f.provenance.authority) for f in facts] == [("2025-01-01", "policy")]
+
+
+def test_a_question_asked_in_one_currency_is_not_answered_in_another(rb):
+    from pipeline.question import asked_currency
+    assert asked_currency("What is the list price of the LX-500 in Chinese yuan?") == "CNY"
+    assert asked_currency("每晚酒店的上限是多少欧元？") == "EUR"
+    assert asked_currency("Can I book a EUR 220 hotel in Berlin?") is None        # an amount it states: a premise
+    assert asked_currency("How much is EUR 100 in dollars or in yuan?") is None   # two: no single answer currency
+    assert asked_currency("存储单元有多少个？") is None                              # 单元 is not money
+    # eval un-03: the EUR relation is no goal of a question asked in yuan, so EUR 54,900 is not proved for it
+    assert [g.relation for g in parse_question("What is the hotel limit per night in Tier 1 in euros?", rb).goals] \
+        == ["hotel_limit"]
+    assert parse_question("What is the hotel limit per night in Tier 1 in yuan?", rb).goals == []
+    assert "asks for an amount in CNY" in _gap(rb, "What is the hotel limit per night in Tier 1 in yuan?",
+                                               "The hotel limit per night in Tier 1 is EUR 180 [1].")
+    assert _gap(rb, "What is the hotel limit per night in Tier 1 in euros?",
+                "The hotel limit per night in Tier 1 is EUR 180 [1].") is None

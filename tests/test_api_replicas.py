@@ -204,7 +204,8 @@ def test_a_replica_that_cannot_load_is_reported_and_the_other_keeps_answering(cl
         assert state is not None and "cannot load the model" in state.message, state
         # Ray's report, with the replica's traceback cut to the exception
         assert state.message.endswith("Error: RuntimeError: cannot load the model: cannot-load is set for this test")
-        assert state.running == 1 and state.total == 2
+        # one running; the others are starting or still stopping (Ray counts a dying replica until it is gone)
+        assert state.running == 1 and state.total >= 2
         for _ in range(6):  # the deployment stays up: every request is answered, by the healthy replica
             r = _ask(cluster)
             assert r.status_code == 200 and r.headers["x-verirag-replica"] == survivor

@@ -64,12 +64,18 @@ def sentence_around(answer: str, pos: int) -> tuple[int, int]:
     return 0, len(answer)
 
 
-def _claim(relation: str, subject: str, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
-    s, e = sentence_around(answer, m.start)
+def sentence_claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: Sequence[str], extractor: str,
+                   cf: float) -> Claim:
+    """The claim ``relation(*args)`` read from the answer's sentence ``s:e`` (its span, whitespace trimmed)."""
     text = answer[s:e].strip()
     s += answer[s:e].find(text)
-    fact = Fact(relation, (subject, m.value), cf, Provenance("answer", start=s, end=s + len(text)))
-    return Claim(fact, text, s, s + len(text), list(m.cited), extractor=extractor)
+    fact = Fact(relation, args, cf, Provenance("answer", start=s, end=s + len(text)))
+    return Claim(fact, text, s, s + len(text), list(cited), extractor=extractor)
+
+
+def _claim(relation: str, subject: str, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
+    s, e = sentence_around(answer, m.start)
+    return sentence_claim(relation, (subject, m.value), answer, s, e, m.cited, extractor, cf)
 
 
 def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.context import content_terms
+from pipeline.extraction import find_values
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
+from symbolic.units import canonical_currency
 
 # Answer types: the value kinds of symbolic.values, plus what a question can ask that is not a value.
 VALUE_ANSWER_TYPES = ("duration", "money", "quantity", "percent", "date", "number")
@@ -164,7 +166,6 @@ _ASKED_CURRENCY = [(re.compile(rx, re.IGNORECASE), cur) for rx, cur in [
 
 def asked_currency(question: str) -> str | None:
     """The one currency ``question`` asks for, or None (none named, or several: a conversion)."""
-    from pipeline.extraction import find_values
     chars = list(question)
     for _v, _k, s, e in find_values(question):
         chars[s:e] = " " * (e - s)
@@ -178,7 +179,6 @@ def _currency_fits(sig: Any, currency: str | None) -> bool:
     p = sig.params[-1]
     if currency is None or p.type != "money" or not p.unit:
         return True
-    from symbolic.units import canonical_currency
     return canonical_currency(p.unit) == currency
 
 

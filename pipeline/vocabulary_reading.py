@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.claim_reading import fits, negated, sentence_around
+from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention, cited_for, find_values, sentences
 from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_score
 from pipeline.symbolic_answer import asks_a_computation
-from symbolic import Claim, Fact, Provenance
+from symbolic import Claim
 from symbolic.model import VALUE_TYPES
 
 # A reading from names alone, with no pattern written for it: weaker than a rule author's pattern.
@@ -71,11 +71,8 @@ def _subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[E
     return None
 
 
-def _claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: list[str]) -> Claim:
-    text = answer[s:e].strip()
-    s += answer[s:e].find(text)
-    fact = Fact(relation, args, VOCABULARY_CLAIM_CF, Provenance("answer", start=s, end=s + len(text)))
-    return Claim(fact, text, s, s + len(text), list(cited), extractor="vocabulary")
+def _claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: Sequence[str]) -> Claim:
+    return sentence_claim(relation, args, answer, s, e, cited, "vocabulary", VOCABULARY_CLAIM_CF)
 
 
 def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
@@ -135,9 +132,10 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                     continue            # a clause ends between them: "X, ..., reports to Y, who is grade K4"
                 cs, ce = clause_around(answer, lo, hi)
                 # the relation's name must be said besides the two names ("Tier 1" does not say "city tier")
-                blanked = "".join(" " if a.start + s <= i < a.end + s or b.start + s <= i < b.end + s else ch
-                                  for i, ch in enumerate(answer))
-                terms = _clause_terms(blanked, max(cs, s), hi, min(ce, e))
+                blanked = list(answer)
+                for x in (a, b):
+                    blanked[x.start + s:x.end + s] = " " * (x.end - x.start)
+                terms = _clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
                 scored = sorted(((relation_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
                 best, sig = scored[0]
                 if len(sigs) == 1 and a.end <= b.start and _COPULA_RE.match(answer[a.end + s:b.start + s]):

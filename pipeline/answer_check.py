@@ -124,6 +124,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     asked_per, said_per = periods(focus.question), periods(text)
     if asked_per and said_per and not asked_per & said_per:
         return f"the question asks per {', '.join(sorted(asked_per))}, the answer counts per {', '.join(sorted(said_per))}"
+    off_column = column_gap(focus, mentions, evidence)
+    if off_column:
+        return off_column
     if rulebase is not None and focus.entities:
         asked = {(e.type, e.entity_id) for e in focus.entities}
         said = {(e.type, e.entity_id) for e in find_entities(text, rulebase)}
@@ -146,6 +149,35 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if not enough:
             missing = ", ".join(sorted(topics - used)[:4])
             return f"it leaves out what the question asks about ({missing})"
+    return None
+
+
+def column_gap(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str | None:
+    """A value the sources state only in a table column other than the one the question names: "36 months" is
+    the LX-500 row's robot warranty, and the question asks how long it runs on a battery charge, a word of the
+    "Battery warranty" column (eval ans-02 with the 135M model). A cell stated elsewhere too, or in a column
+    no other column of its table out-names, is left alone."""
+    topics = topic_terms(focus.question, focus)
+    if not topics:
+        return None
+
+    def named(header: str) -> int:
+        return len(content_terms(header) & topics)
+
+    for m in mentions:
+        cells = [ev for ev in evidence if values_match(m.value, ev.value) and (not m.cited or ev.doc_id in m.cited)]
+        misplaced = []
+        for ev in cells:
+            if ev.column is None:
+                break
+            rivals = [h for h in ev.column.headers[1:] if h != ev.column.header and named(h) > named(ev.column.header)]
+            if not rivals:
+                break
+            misplaced.append((ev.column.header, max(rivals, key=named)))
+        else:
+            if misplaced:
+                own, asked = misplaced[0]
+                return f"{m.text} is the sources' \"{own}\", but the question asks about \"{asked}\""
     return None
 
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.table_cells import Column, column_at
 from symbolic import Claim, Fact
 from symbolic.values import VALUE_REGEX, Quantity, parse_value
 
@@ -57,6 +58,7 @@ class EvidenceValue:
     end: int
     superseded: bool
     context: str = ""        # the passage sentence (or table row) that states it
+    column: Column | None = None   # the table column it sits in, when it is a table cell
 
 
 def mask_citations(text: str) -> str:
@@ -197,7 +199,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
         sents = sentences(p.text)
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
-                                        _sentence_at(p.text, sents, s)))
+                                        _sentence_at(p.text, sents, s),
+                                        column_at(p.text, s, getattr(p, "context_prefix", None))))
     return facts, values
 
 

@@ -48,11 +48,25 @@ _MEASURES = [
     (re.compile(r"\b(?:speed|velocity)\b|速度", re.I), "speed"),
     (re.compile(r"\btemperature\b|温度", re.I), "temperature"),
 ]
+# A count of two or more things the question asks a total for ("two Frostline trucks", "three nights", "10 AX-200
+# robots"). English only; a Chinese count ("两辆") is not read.
+# Spans of time ("3 years of service", "10 days ago", "within 30 days") qualify a question rather than count
+# what it totals, so they are not read; nights are (a night allowance for "three nights").
+_COUNTED = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|[2-9]|[1-9]\d{1,2})\s+"
+                      r"(?:[A-Za-z][\w-]*\s+){0,2}?(?!(?:second|minute|hour|day|week|month|year)s\b)[a-z]+s\b"
+                      r"(?!\s+(?:second|minute|hour|day|week|month|year)s?\b)",
+                      re.IGNORECASE)
 _UNEVALUATED = re.compile(r"\d\s*[*×]\s*\d")
 
 
 def asked_dimension(question: str) -> str | None:
     return next((dim for rx, dim in _MEASURES if rx.search(question)), None)
+
+
+def counted_units(question: str) -> str | None:
+    """The count of things a question asks a total for ("two Frostline RT-18 trucks"), or None."""
+    m = _COUNTED.search(question)
+    return m.group(0) if m else None
 
 
 def periods(text: str) -> set[str]:
@@ -77,11 +91,13 @@ VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are cha
 
 
 def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str:
-    """The cited source sentences (table rows) that state the answer's values: a terse "5,000 运行小时 [1]"
-    answers through the row it quotes."""
+    """The cited source sentences (table rows, with the value's column header) that state the answer's values:
+    a terse "5,000 运行小时 [1]" answers through the row it quotes, "28 days [1]" through its "Annual leave"
+    column."""
     out = []
     for m in mentions:
-        out += [ev.context for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+        out += [ev.context + (f" {ev.column.header}" if ev.column else "") for ev in evidence
+                if ev.doc_id in m.cited and values_match(m.value, ev.value)]
     return " ".join(out)
 
 
@@ -124,6 +140,11 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     asked_per, said_per = periods(focus.question), periods(text)
     if asked_per and said_per and not asked_per & said_per:
         return f"the question asks per {', '.join(sorted(asked_per))}, the answer counts per {', '.join(sorted(said_per))}"
+    counted = counted_units(focus.question)
+    amounts = [v for v in values if isinstance(v, Money)]
+    if counted and not asked_per and amounts and all(any(values_match(v, ev.value) for ev in evidence) for v in amounts):
+        return (f"the question asks about {counted}, and the answer states only an amount the sources give as it "
+                f"is, not the total for {counted}")
     off_column = column_gap(focus, mentions, evidence)
     if off_column:
         return off_column

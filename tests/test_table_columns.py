@@ -73,3 +73,14 @@ def test_a_value_also_stated_outside_the_table_is_left_alone(rb):
     claims, mentions = extract_claims(answer, [passage], rb)
     question = "How long does the LX-500 run on one battery charge?"
     assert answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values) is None
+
+
+def test_a_terse_answer_answers_through_its_cells_column(rb):
+    leave = FakePassage("hr/leave.md", "| Length of service | Annual leave |\n|---|---|\n| less than 2 years | 26 days |\n"
+                        "| 2 years to less than 5 years | 28 days |", 0.9)
+    _facts, values = extract_evidence([leave], rb)
+    question = "How many days of annual leave does a full-time employee with 3 years of service get?"
+    answer = "[1] 28 days"
+    claims, mentions = extract_claims(answer, [leave], rb)
+    # the row alone shares no topic word ("years" asks); its column names the annual leave (eval ans-09, 0.5B)
+    assert answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values) is None

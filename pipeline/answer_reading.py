@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from pipeline.apposition_reading import apposition_pair_claims
 from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.extraction import extract_claims
@@ -37,6 +38,7 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
         taken = {id(m) for _c, m in placed}
         left = [m for m in left if id(m) not in taken]
     claims += entity_pair_claims(answer, passages, rulebase, claims)
+    claims += apposition_pair_claims(answer, passages, rulebase, claims)
     carried = coordinated_claims(answer, passages, rulebase, claims)
     claims += carried
     left = [m for m in left if not any(c.start <= m.start and m.end <= c.end for c in carried)]

@@ -45,7 +45,7 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
 _AFTER_RE = re.compile(r"^(?:\s*[A-Za-z0-9%°'’-]+){1,3}|^\s*[^\sA-Za-z]{0,6}")
 
 
-def _clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
+def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
     """Content terms of the clause ``s:e`` up to ``end`` and at most three words (six CJK characters)
     past it: a name right after a value qualifies it ("a 12 % volume discount"), one further on names
     something else ("up to 15 % needs none beyond the sales representative's approval")."""
@@ -71,7 +71,7 @@ def _subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[E
     return None
 
 
-def _claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: Sequence[str]) -> Claim:
+def vocabulary_claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: Sequence[str]) -> Claim:
     return sentence_claim(relation, args, answer, s, e, cited, "vocabulary", VOCABULARY_CLAIM_CF)
 
 
@@ -92,7 +92,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         s, e = sentence_around(answer, m.start)
         cs, ce = clause_around(answer, m.start, m.end)
         cs, ce = max(cs, s), min(ce, e)
-        terms = _clause_terms(answer, cs, m.end, ce)
+        terms = clause_terms(answer, cs, m.end, ce)
         scored = sorted(((relation_score(sig, terms), sig) for sig in sigs if fits(sig, m.value)),
                         key=lambda p: -p[0])
         if not scored or scored[0][0] < min_score or (len(scored) > 1 and scored[1][0] == scored[0][0]):
@@ -102,8 +102,18 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
         subject = _subject(sig.params[0].type, m.start - s, in_clause, in_sentence, focus, rulebase)
         if subject is not None:
-            out.append((_claim(sig.name, (subject, m.value), answer, s, e, m.cited), m))
+            out.append((vocabulary_claim(sig.name, (subject, m.value), answer, s, e, m.cited), m))
     return out
+
+
+def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
+    """The two-place relations between two distinct entity types, by (subject type, object type)."""
+    pairs: dict[tuple[str, str], list[Any]] = {}
+    for sig in rulebase.relations.values():
+        if sig.arity == 2 and all(p.type not in VALUE_TYPES for p in sig.params) \
+                and sig.params[0].type != sig.params[1].type:
+            pairs.setdefault((sig.params[0].type, sig.params[1].type), []).append(sig)
+    return pairs
 
 
 def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
@@ -111,11 +121,7 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
     at least half of one of the relation's names, and no other relation of that type pair scores as
     well; or when only a copula stands between them and the pair's types have that one relation. Same-typed pairs (who reports to whom) are left to patterns: names alone do not give the
     direction. Never a pair the clause negates, nor one a pattern already read."""
-    pairs: dict[tuple[str, str], list[Any]] = {}
-    for sig in rulebase.relations.values():
-        if sig.arity == 2 and all(p.type not in VALUE_TYPES for p in sig.params) \
-                and sig.params[0].type != sig.params[1].type:
-            pairs.setdefault((sig.params[0].type, sig.params[1].type), []).append(sig)
+    pairs = pair_signatures(rulebase)
     have = {(c.fact.relation, c.fact.args[0]) for c in taken if c.fact.args}
     out: list[Claim] = []
     sents = sentences(answer)
@@ -135,7 +141,7 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 blanked = list(answer)
                 for x in (a, b):
                     blanked[x.start + s:x.end + s] = " " * (x.end - x.start)
-                terms = _clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
+                terms = clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
                 scored = sorted(((relation_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
                 best, sig = scored[0]
                 if len(sigs) == 1 and a.end <= b.start and _COPULA_RE.match(answer[a.end + s:b.start + s]):
@@ -143,6 +149,6 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 if best < 0.5 or (len(scored) > 1 and scored[1][0] == best) or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))
-                out.append(_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,
+                out.append(vocabulary_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,
                                   cited_for((s, e), sents, answer, passages)))
     return out

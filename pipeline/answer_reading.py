@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from pipeline.apposition_reading import apposition_pair_claims
 from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
+from pipeline.correction_reading import correction_claims
 from pipeline.extraction import extract_claims
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.vocabulary_reading import entity_pair_claims, value_claims
@@ -37,6 +38,9 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
         claims += [c for c, _m in placed]
         taken = {id(m) for _c, m in placed}
         left = [m for m in left if id(m) not in taken]
+    corrected = correction_claims(answer, passages, focus, rulebase, claims)
+    claims += corrected
+    left = [m for m in left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end for c in corrected)]
     claims += entity_pair_claims(answer, passages, rulebase, claims)
     claims += apposition_pair_claims(answer, passages, rulebase, claims)
     carried = coordinated_claims(answer, passages, rulebase, claims)

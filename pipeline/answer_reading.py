@@ -8,6 +8,7 @@ from pipeline.apposition_reading import apposition_pair_claims
 from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
+from pipeline.directed_pair_reading import directed_pair_claims
 from pipeline.extraction import extract_claims
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.vocabulary_reading import entity_pair_claims, value_claims
@@ -43,6 +44,7 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     left = [m for m in left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end for c in corrected)]
     claims += entity_pair_claims(answer, passages, rulebase, claims)
     claims += apposition_pair_claims(answer, passages, rulebase, claims)
+    claims += directed_pair_claims(answer, passages, rulebase, claims)
     carried = coordinated_claims(answer, passages, rulebase, claims)
     claims += carried
     left = [m for m in left if not any(c.start <= m.start and m.end <= c.end for c in carried)]

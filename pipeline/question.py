@@ -129,14 +129,14 @@ def find_entities(text: str, rulebase: Any) -> list[EntityMention]:
     return entity_index(rulebase).find(text)
 
 
-def _relation_names(sig: Any) -> list[str]:
+def relation_names(sig: Any) -> list[str]:
     return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
 
 
 def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
     """The best share of one of the relation's names (label, aliases, id words) that the question uses."""
     best = 0.0
-    for name in _relation_names(sig):
+    for name in relation_names(sig):
         t = content_terms(name)
         if t:
             best = max(best, len(t & q_terms) / len(t))

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention, cited_for, find_values, sentences
-from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_score
+from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_names
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim
 from symbolic.model import VALUE_TYPES
@@ -43,6 +43,22 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 _AFTER_RE = re.compile(r"^(?:\s*[A-Za-z0-9%°'’-]+){1,3}|^\s*[^\sA-Za-z]{0,6}")
+
+
+def _said(term: str, terms: frozenset[str]) -> bool:
+    """A name's word is said when the clause has it, or has the first part of an English compound ("runs"
+    says "runtime": a verb for its noun); three letters at least."""
+    return term in terms or term.isascii() and any(len(t) >= 3 and t.isascii() and term.startswith(t) for t in terms)
+
+
+def name_score(sig: Any, terms: frozenset[str]) -> float:
+    """The best share of one of the relation's names (label, aliases, id words) that ``terms`` say."""
+    best = 0.0
+    for name in relation_names(sig):
+        words = content_terms(name)
+        if words:
+            best = max(best, sum(_said(w, terms) for w in words) / len(words))
+    return best
 
 
 def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
@@ -93,7 +109,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         cs, ce = clause_around(answer, m.start, m.end)
         cs, ce = max(cs, s), min(ce, e)
         terms = clause_terms(answer, cs, m.end, ce)
-        scored = sorted(((relation_score(sig, terms), sig) for sig in sigs if fits(sig, m.value)),
+        scored = sorted(((name_score(sig, terms), sig) for sig in sigs if fits(sig, m.value)),
                         key=lambda p: -p[0])
         if not scored or scored[0][0] < min_score or (len(scored) > 1 and scored[1][0] == scored[0][0]):
             continue
@@ -142,7 +158,7 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 for x in (a, b):
                     blanked[x.start + s:x.end + s] = " " * (x.end - x.start)
                 terms = clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
-                scored = sorted(((relation_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
+                scored = sorted(((name_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
                 best, sig = scored[0]
                 if len(sigs) == 1 and a.end <= b.start and _COPULA_RE.match(answer[a.end + s:b.start + s]):
                     best = 1.0          # "Shanghai is a Tier 1 city": the types' only relation, said by "is"

@@ -126,3 +126,23 @@ def test_a_pair_a_pattern_already_read_is_not_read_again(rb):
 
 def test_chinese_names_read_in_chinese_clauses(rb):
     assert _values(rb, "AX-200 的质保期是多久？", "AX-200 的质保为 24 个月。") == ["warranty_period(ax_200, 24 months)"]
+
+
+def test_a_verb_says_the_compound_noun_it_starts(rb):
+    from pipeline.vocabulary_reading import name_score
+    runtime = type("Sig", (), {"label": "runtime per charge", "aliases": (), "name": "battery_runtime"})()
+    assert name_score(runtime, frozenset({"run", "charge"})) == 1.0          # "runs ... per charge"
+    assert name_score(runtime, frozenset({"ru", "charge"})) == 0.5           # two letters say nothing
+    assert name_score(runtime, frozenset({"runtimes", "charge"})) == 0.5     # longer is not a prefix
+    assert name_score(runtime, frozenset({"时间"})) == 0.0
+
+
+def test_a_runtime_read_from_runs(tmp_path):
+    (tmp_path / "r.rules").write_text('type product "product"\nentity product lx_500 "LX-500"\n'
+                                      'relation battery_runtime(p: product, d: duration[hour]) "runtime per charge"\n'
+                                      'relation battery_warranty(p: product, d: duration[month]) "battery warranty"\n',
+                                      encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    assert _values(rb, "How long does it run?", "The LX-500 runs for up to 8 hours per charge.") == [
+        "battery_runtime(lx_500, 8 hours)"]
+    assert _values(rb, "How long does it run?", "The LX-500 runs well; 8 hours are needed to charge it.") == []

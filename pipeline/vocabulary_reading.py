@@ -91,13 +91,20 @@ def vocabulary_claim(relation: str, args: tuple, answer: str, s: int, e: int, ci
     return sentence_claim(relation, args, answer, s, e, cited, "vocabulary", VOCABULARY_CLAIM_CF)
 
 
+def _distinct_entity_types(sig: Any) -> bool:
+    types = [p.type for p in sig.params[:-1]]
+    return len(set(types)) == len(types) and not any(t in VALUE_TYPES for t in types)
+
+
 def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
                  rulebase: Any) -> list[tuple[Claim, ValueMention]]:
     """Each value whose clause names one relation it fits better than any other (by at least
     MIN_CLAUSE_SCORE of a name), about a subject found as ``_subject`` says; never a negated value nor one
     the question states (an answer echoing the question's premise reads it, not the documents)."""
     out: list[tuple[Claim, ValueMention]] = []
-    sigs = [sig for sig in rulebase.relations.values() if sig.arity == 2]
+    # any arity whose arguments before the value are entities of distinct types ("purchase limit of a grade
+    # at a site"): each is found as a subject of its own type
+    sigs = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and _distinct_entity_types(sig)]
     asked = [v for v, *_ in find_values(focus.question)]
     # An answer to a computing question states results too ("so the fuel surcharge is EUR 112"): there
     # only a value whose clause names the whole of a relation's name is read.
@@ -116,9 +123,9 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         sig = scored[0][1]
         in_sentence = find_entities(answer[s:e], rulebase)
         in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
-        subject = _subject(sig.params[0].type, m.start - s, in_clause, in_sentence, focus, rulebase)
-        if subject is not None:
-            out.append((vocabulary_claim(sig.name, (subject, m.value), answer, s, e, m.cited), m))
+        subjects = [_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
+        if None not in subjects:
+            out.append((vocabulary_claim(sig.name, (*subjects, m.value), answer, s, e, m.cited), m))
     return out
 
 

@@ -146,3 +146,39 @@ def test_a_runtime_read_from_runs(tmp_path):
     assert _values(rb, "How long does it run?", "The LX-500 runs for up to 8 hours per charge.") == [
         "battery_runtime(lx_500, 8 hours)"]
     assert _values(rb, "How long does it run?", "The LX-500 runs well; 8 hours are needed to charge it.") == []
+
+
+NARY = """
+type grade "grade"
+entity grade k3 "K3"
+entity grade k4 "K4"
+type site "site"
+entity site rotterdam "Rotterdam"
+entity site ningbo "Ningbo"
+relation purchase_limit(g: grade, s: site, x: money[EUR]) "purchase approval limit"
+"""
+
+
+def test_relations_of_more_arguments_find_each_of_its_own_type(tmp_path):
+    (tmp_path / "r.rules").write_text(NARY, encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    assert _values(rb, "What may a K4 buy?", "In Rotterdam the purchase approval limit of K4 is EUR 10,000.") == [
+        "purchase_limit(k4, rotterdam, 10000 EUR)"]
+    # the site comes from the question when the answer does not name it
+    assert _values(rb, "What may K4 buy in Ningbo?", "The K4 purchase approval limit is EUR 5,000.") == [
+        "purchase_limit(k4, ningbo, 5000 EUR)"]
+    # no site anywhere and two in the rules: whose limit it is, names do not say
+    assert _values(rb, "What may K4 buy?", "The K4 purchase approval limit is EUR 5,000.") == []
+
+
+def test_the_focus_reads_relations_of_more_arguments(tmp_path):
+    from pipeline.claim_reading import focus_claims
+    (tmp_path / "r.rules").write_text(NARY, encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+
+    def read(q, a):
+        _c, mentions = extract_claims(a, [], rb)
+        return [str(c.fact) for c, _m in focus_claims(a, mentions, parse_question(q, rb), rb)]
+    q = "What is the purchase approval limit of K4 in Ningbo?"
+    assert read(q, "It is EUR 5,000.") == ["purchase_limit(k4, ningbo, 5000 EUR)"]
+    assert read(q, "In Rotterdam it is EUR 10,000.") == []          # the sentence names another site

@@ -23,7 +23,7 @@ MIN_CLAUSE_SCORE = 0.66
 # Clause ends: a comma or semicolon (either script), a full stop, a bracket, "so"/"and"/"but"/"while"
 # and their Chinese counterparts. A colon ends the clause of a value before it ("EUR 720: Paris is ...")
 # but not of a value after it ("battery warranty: 12 months").
-_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|but|while|whereas)\s|所以|因此|而|但")
+_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|or|but|while|whereas)\s|所以|因此|而|但|或")
 _COLON_RE = re.compile(r"[:：]")
 # Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
 _COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|属于|为|即)\s*$", re.IGNORECASE)

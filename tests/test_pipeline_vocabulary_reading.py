@@ -182,3 +182,11 @@ def test_the_focus_reads_relations_of_more_arguments(tmp_path):
     q = "What is the purchase approval limit of K4 in Ningbo?"
     assert read(q, "It is EUR 5,000.") == ["purchase_limit(k4, ningbo, 5000 EUR)"]
     assert read(q, "In Rotterdam it is EUR 10,000.") == []          # the sentence names another site
+
+
+def test_an_alternative_after_or_is_not_the_value_of_the_name_before_it(rb):
+    q = "How long is a replaced part of the AX-200 covered?"
+    assert _values(rb, q, "The part is covered for the AX-200's remaining robot warranty or 3 months.") == []
+    assert _values(rb, q, "零件保修为整机剩余质保或 3 个月。") == []
+    # the value before "or" keeps its clause
+    assert _values(rb, q, "The AX-200's robot warranty is 24 months or more.") == ["warranty_period(ax_200, 24 months)"]

@@ -1,5 +1,5 @@
-"""Entity pairs whose subject stands in an earlier clause of the sentence: an appositive or a clause with no
-subject of its own ("杭州是省会城市，属于二类城市", "Berlin, a Tier 2 city,", "陈伟（Chen Wei），职级 K4")."""
+"""Entity pairs whose subject stands in an earlier clause of the sentence: an appositive or a clause with
+no subject of its own ("杭州是省会城市，属于二类城市", "Berlin, a Tier 2 city,", "陈伟（Chen Wei），职级 K4")."""
 from __future__ import annotations
 
 import re

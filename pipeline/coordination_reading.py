@@ -17,7 +17,8 @@ COORDINATION_CLAIM_CF = 0.85
 # What joins the gapped clause to the claim's value: "and", "while", a comma or semicolon, their Chinese forms.
 _CONJUNCTION = r"(?:(?:and|while|whereas)\b|和|及|而|则)"
 # Up to three words may qualify the value before the join ("EUR 180 per night, ...", "a Tier 1 city and ...").
-_JOIN_RE = re.compile(rf"(?:\s*[^\s\d,;，；、。.!?]+){{0,3}}?\s*(?:[,;，；、]\s*{_CONJUNCTION}?|{_CONJUNCTION})\s*(?:the\s+)?", re.IGNORECASE)
+_JOIN_RE = re.compile(rf"(?:\s*[^\s\d,;，；、。.!?]+){{0,3}}?\s*(?:[,;，；、]\s*{_CONJUNCTION}?|{_CONJUNCTION})"
+                      r"\s*(?:the\s+)?", re.IGNORECASE)
 # Only words that relate a subject to its value may stand between the new subject and its value: any
 # other word ("the LX-500 weighs 350 kg", "the LX-500 is not 500 kg") says something else.
 _LINK_RE = re.compile(r"^(?:\s|'s\b|’s\b|\b(?:of|at|with|is|are|has|have|a|an|the|to|in|for|only|just)\b|"

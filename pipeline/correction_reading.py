@@ -16,8 +16,8 @@ from symbolic.values import Money, Percentage, Quantity
 CORRECTION_CLAIM_CF = 0.9
 
 # "X, not Y", "X rather than Y", "X，而不是 Y"
-_X_NOT_Y_RE = re.compile(r"^\s*[,，]?\s*(?:and\s+|but\s+)?(?:not|rather\s+than|instead\s+of|而不是|而非|不是|并非)\s*$",
-                         re.IGNORECASE)
+_X_NOT_Y_RE = re.compile(r"^\s*[,，]?\s*(?:and\s+|but\s+)?"
+                         r"(?:not|rather\s+than|instead\s+of|而不是|而非|不是|并非)\s*$", re.IGNORECASE)
 # "not Y but X", "不是 Y，而是 X" (the negation before Y is claim_reading.negated's)
 _Y_BUT_X_RE = re.compile(r"^\s*[,，]?\s*(?:but|而是|但是|是)\s*$", re.IGNORECASE)
 
@@ -40,7 +40,8 @@ def _same_value(said: Any, premise: Any) -> bool:
 
 def question_claims(question: str, focus: QuestionFocus, rulebase: Any) -> list[Claim]:
     """The relation claims a question states as its premise (patterns, then the vocabulary reader)."""
-    claims, mentions = extract_claims(question, [], rulebase, [(e.start, e.end) for e in find_entities(question, rulebase)])
+    names = [(e.start, e.end) for e in find_entities(question, rulebase)]
+    claims, mentions = extract_claims(question, [], rulebase, names)
     # read as a statement: its values are what it asserts, so none is excluded as "the question's own"
     statement = QuestionFocus("", frozenset(), entities=focus.entities)
     return claims + [c for c, _m in value_claims(question, mentions, statement, rulebase)]

@@ -142,8 +142,9 @@ def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
 def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
     """A relation between two entity types is claimed when one clause names an entity of each type and
     at least half of one of the relation's names, and no other relation of that type pair scores as
-    well; or when only a copula stands between them and the pair's types have that one relation. Same-typed pairs (who reports to whom) are left to patterns: names alone do not give the
-    direction. Never a pair the clause negates, nor one a pattern already read."""
+    well; or when only a copula stands between them and the pair's types have that one relation. Same-typed
+    pairs (who reports to whom) are directed_pair_reading's: names alone do not give the direction. Never
+    a pair the clause negates, nor one a pattern already read."""
     pairs = pair_signatures(rulebase)
     have = {(c.fact.relation, c.fact.args[0]) for c in taken if c.fact.args}
     out: list[Claim] = []

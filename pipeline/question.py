@@ -99,8 +99,19 @@ class _EntityIndex:
         alts = sorted(names, key=len, reverse=True)
         self.regex = re.compile("|".join(f"({name_regex(n)})" for n in alts), re.IGNORECASE) if alts else None
         self.group_names = alts
+        # The readers of one answer look up the same sentences many times; one regex pass costs ~ms on a
+        # rule base of a hundred names.
+        self._memo: dict[str, tuple[EntityMention, ...]] = {}
 
     def find(self, text: str) -> list[EntityMention]:
+        hit = self._memo.get(text)
+        if hit is None:
+            if len(self._memo) > 2048:
+                self._memo.clear()
+            hit = self._memo[text] = tuple(self._scan(text))
+        return list(hit)
+
+    def _scan(self, text: str) -> list[EntityMention]:
         if self.regex is None:
             return []
         out = []

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -132,6 +133,12 @@ def _inside_name(text: str, s: int, e: int) -> bool:
 
 def find_values(text: str) -> list[tuple[Any, str, int, int]]:
     """Every value in ``text`` as (value, kind, start, end), longest-kind first, non-overlapping."""
+    return list(_find_values(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _find_values(text: str) -> tuple[tuple[Any, str, int, int], ...]:
+    # cached: the claim readers (and content_terms) scan the same sentences many times; values are immutable
     taken: list[tuple[int, int]] = []
     found: list[tuple[Any, str, int, int]] = []
     for kind, rx in _VALUE_RE:
@@ -145,7 +152,7 @@ def find_values(text: str) -> list[tuple[Any, str, int, int]]:
                 continue
             taken.append((s, e))
             found.append((value, kind, s, e))
-    return sorted(found, key=lambda f: f[2])
+    return tuple(sorted(found, key=lambda f: f[2]))
 
 
 def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,

@@ -124,7 +124,7 @@ def ensure_built(jobs: int = 1, cache_dir: Path = CACHE_DIR, which=shutil.which)
     nice = ["nice", "-n", "19"] if which("nice") else []
     out = work / "build"
     log = folder / "build.log"
-    print(f"building {', '.join(TARGETS)} (CPU only, -j{jobs}, nice 19; 10-20 minutes on 2 cores); log: {log}",
+    print(f"building {', '.join(TARGETS)} (CPU only, -j{jobs}, nice 19; 10-40 minutes on 2 shared cores); log: {log}",
           flush=True)
     with log.open("w") as f:
         for cmd in ([*nice, "cmake", "-S", str(src), "-B", str(out), *CMAKE_FLAGS],

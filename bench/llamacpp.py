@@ -70,7 +70,9 @@ def llama_side(bins: Binaries, gguf: str, s: Sizes, threads: int) -> tuple[dict[
          "-npp", str(s.stream_prompt), "-ntg", str(s.stream_gen), "-npl", str(s.streams), "-t", str(threads),
          "-tb", str(threads), "--output-format", "jsonl"], "llama-batched-bench")
     row = batched_row(done.stdout + "\n" + done.stderr, s.streams)
-    return {"prefill": bench.prefill_tps, "decode": bench.decode_tps, "streams": row.generated_tps}, bench.model_type
+    # llama-bench's model_type is "<arch> <size class> <file type>"; the file type is what it computes with
+    weights = bench.model_type.split(" ", 2)[-1] + " (GGUF, as is)"
+    return {"prefill": bench.prefill_tps, "decode": bench.decode_tps, "streams": row.generated_tps}, weights
 
 
 def random_prompt(rng: random.Random, vocab: int, n: int) -> list[int]:

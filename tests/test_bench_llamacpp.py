@@ -231,3 +231,37 @@ def test_a_failing_tool_is_reported_with_its_exit_code_and_stderr():
     cmd = [sys.executable, "-c", "import sys; sys.stderr.write('error: unable to load model'); sys.exit(3)"]
     with pytest.raises(LlamaOutputError, match=r"(?s)llama-bench exited with 3.*unable to load model"):
         llamacpp.run_tool(cmd, "llama-bench")
+
+
+def _fake_tool(path: Path, output: str, argv_log: Path) -> Path:
+    """An executable standing in for a llama.cpp tool: records its arguments, prints captured output."""
+    out = path.with_suffix(".out")
+    out.write_text(output)
+    path.write_text(f"#!{sys.executable}\nimport sys\n"
+                    f"open({str(argv_log)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+                    f"sys.stdout.write(open({str(out)!r}).read())\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_llama_side_runs_both_tools_with_the_same_threads_and_reads_them(tmp_path):
+    log = tmp_path / "argv.log"
+    bins = build.Binaries(_fake_tool(tmp_path / "llama-bench", LLAMA_BENCH_JSON, log),
+                          _fake_tool(tmp_path / "llama-batched-bench", BATCHED_JSONL, log))
+    sizes = llamacpp.Sizes(prompt=16, gen=4, stream_prompt=8, stream_gen=4, streams=16)
+    got, weights = llamacpp.llama_side(bins, "m.gguf", sizes, threads=1)
+    assert got == {"prefill": 40.951182, "decode": 15.656694, "streams": pytest.approx(64 / (3.159290 + 1.773347))}
+    assert weights == "Q4_1 (GGUF, as is)"
+    bench_argv, batched_argv = log.read_text().splitlines()
+    assert bench_argv == "-m m.gguf -p 16 -n 4 -t 1 -r 1 -o json"
+    assert batched_argv == "-m m.gguf -c 192 -npp 8 -ntg 4 -npl 16 -t 1 -tb 1 --output-format jsonl"
+
+
+def test_report_ends_with_the_ratios_and_names_missed_targets(capsys):
+    speeds = {"llama.cpp": (100.0, 20.0, 40.0), "verirag": (40.0, 15.0, 60.0)}
+    best = {("m", side, kind): v for side, vs in speeds.items() for kind, v in zip(llamacpp.KINDS, vs)}
+    labels = {("m", "llama.cpp"): "Q4_1 (GGUF, as is)", ("m", "verirag"): "fp32 (auto)"}
+    llamacpp.report(["m"], best, labels, llamacpp.QUICK, threads=1, repeat=1)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1] == "verirag/llama.cpp: m prefill 0.40×, decode 0.75×, 16 streams 1.50×"
+    assert lines[-2].startswith("m: below the issue-18 target in prefill (")

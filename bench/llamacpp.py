@@ -110,7 +110,7 @@ def model_path(name: str) -> str:
 
 
 def fmt_row(cells: list[str]) -> str:
-    return f"{cells[0]:20s} {cells[1]:10s} {cells[2]:22s} " + " ".join(f"{c:>15s}" for c in cells[3:])
+    return f"{cells[0]:20s} {cells[1]:10s} {cells[2]:28s} " + " ".join(f"{c:>15s}" for c in cells[3:])
 
 
 def report(names: list[str], best: dict, labels: dict, s: Sizes, threads: int, repeat: int) -> None:

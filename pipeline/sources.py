@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, Callable, Sequence
 
 from pipeline.prompts import question_terms, segments
+from pipeline.table_cells import is_separator
 
 # A source cut below this many segments is not worth its [n]: a lone row without its neighbours.
 MIN_SEGMENTS = 2
@@ -50,6 +51,10 @@ def cut(passage: Any, segs: list[tuple[int, int]], start: int, width: int) -> An
     header carries the header as ``context_prefix`` (shown in the prompt, not part of the span)."""
     if start == 0 and width >= len(segs):
         return passage
+    if width > 1 and is_separator(passage.text[segs[start][0]:segs[start][1]]):
+        # a window opening on a table's |---| line left its header row behind (eval ans-02: the warranty
+        # rows shown without "Product | Robot warranty | Battery warranty"); start below it, the header carried
+        start, width = start + 1, width - 1
     s, e = segs[start][0], segs[min(len(segs), start + width) - 1][1]
     changes = {"text": passage.text[s:e], "start": passage.start + s, "end": passage.start + e}
     header = table_header_before(passage.text, s)

@@ -14,8 +14,13 @@ class Column:
     headers: tuple[str, ...]    # every header cell of its table, the row labels' column first
 
 
+def is_separator(line: str) -> bool:
+    """A markdown table's |---|---| line."""
+    return bool(_SEPARATOR.fullmatch(line))
+
+
 def _is_row(line: str) -> bool:
-    return "|" in line and not _SEPARATOR.fullmatch(line)
+    return "|" in line and not is_separator(line)
 
 
 def _cells(line: str) -> list[str]:
@@ -32,15 +37,15 @@ def _cell_index(line: str, offset: int) -> int:
     return pipes - 1 if line[lead:lead + 1] == "|" else pipes
 
 
-def _header_above(lines: list[str], row: int) -> str | None:
-    """The header line of the table whose body holds ``lines[row]``: the row above its separator line, or the
-    block's first row when the table has no separator (HTML tables rendered as "a | b" lines)."""
+def _header_above(lines: list[str], row: int) -> tuple[str | None, int]:
+    """The header line above ``lines[row]``'s |---| line (None when there is none) and the index of the first
+    line of its block of rows."""
     i = row
     while i > 0 and "|" in lines[i - 1]:
         i -= 1
-        if _SEPARATOR.fullmatch(lines[i]):
-            return lines[i - 1] if i > 0 and _is_row(lines[i - 1]) else None
-    return lines[i] if i < row else None
+        if is_separator(lines[i]):
+            return (lines[i - 1] if i > 0 and _is_row(lines[i - 1]) else None), i
+    return None, i
 
 
 def column_at(text: str, offset: int, prefix: str | None = None) -> Column | None:
@@ -52,10 +57,13 @@ def column_at(text: str, offset: int, prefix: str | None = None) -> Column | Non
     if not _is_row(line):
         return None
     lines = text[:start].split("\n")[:-1] + [line]
-    header = _header_above(lines, len(lines) - 1)
-    if header is None and prefix:
-        carried = [ln for ln in prefix.split("\n") if _is_row(ln)]
-        header = carried[0] if carried else None
+    header, first = _header_above(lines, len(lines) - 1)
+    carried = [ln for ln in (prefix or "").split("\n") if _is_row(ln)]
+    if header is None and carried:          # rows cut from their header, which the chunk carries
+        header = carried[0]
+    elif header is None and first < len(lines) - 1 and not is_separator(lines[first]):
+        # an HTML table rendered as "a | b" lines, with no |---| line
+        header = lines[first]
     if header is None or header.strip() == line.strip():
         return None
     headers = _cells(header)

@@ -84,3 +84,15 @@ def test_a_terse_answer_answers_through_its_cells_column(rb):
     claims, mentions = extract_claims(answer, [leave], rb)
     # the row alone shares no topic word ("years" asks); its column names the annual leave (eval ans-09, 0.5B)
     assert answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values) is None
+
+
+def test_a_cut_opening_on_the_separator_keeps_the_header():
+    from pipeline.sources import cut, segments
+    table = WARRANTY[WARRANTY.index("| Product"):WARRANTY.index("\n\nParts")]
+    passage = FakePassage("support/warranty.md", table, 0.9, start=100)
+    segs = segments(table)
+    piece = cut(passage, segs, 1, 3)              # separator, AX-200 row, LX-500 row: the header left behind
+    assert piece.text == "| AX-200 | 24 months | 12 months |\n| LX-500 | 36 months | 18 months |"
+    assert piece.context_prefix.startswith("| Product | Robot warranty | Battery warranty |")
+    assert table[piece.start - 100:piece.end - 100] == piece.text                 # still an exact span
+    assert column_at(piece.text, piece.text.index("36 months"), piece.context_prefix).header == "Robot warranty"

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
+from pipeline.leads import lead_first
 from pipeline.links import link_queries
 from pipeline.question import QuestionFocus, find_entities, parse_question, relation_score
 from pipeline.symbolic_answer import ProvenAnswer, prove
@@ -161,6 +162,8 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
         rest = [p for p in first[1:] if _key(p) not in seen]
         seen |= {_key(p) for p in rest}
         ctx.candidates = head + linked + rest + [p for p in extra if _key(p) not in seen]
+    # measured (eval --mode context, 135M budget): shipped set 0.879 -> 0.887, held-out 0.742 -> 0.798
+    ctx.candidates = lead_first(focus, ctx.candidates, rulebase)
     t1 = time.perf_counter()
     if symbolic and rulebase is not None:
         facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)

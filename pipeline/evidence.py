@@ -182,10 +182,11 @@ def _second_round(retriever: Any, queries: Sequence[str], top_k: int, ctx: Quest
     seen = {_key(p) for p in skip}
     bad_seen = {_key(b) for b in ctx.quarantined}
     for q in queries:
-        hits, bad = _search(retriever, q, top_k + len(skip))
+        hits, bad = _search(retriever, q, max(top_k, FOLLOWUP_TOP_K) + len(skip))
         ctx.quarantined += [p for p in bad if _key(p) not in bad_seen]
         bad_seen |= {_key(p) for p in bad}
-        new = [p for p in hits if _key(p) not in seen][:top_k]
+        # as in the first round, a superseded passage weighs half: a hop finds the current table first
+        new = [p for p in sorted(hits, key=_rank) if _key(p) not in seen][:top_k]
         seen |= {_key(p) for p in new}
         out += new
     return out

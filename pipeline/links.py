@@ -8,7 +8,7 @@ from typing import Any, Iterable, Sequence
 from pipeline.context import content_terms
 from pipeline.extraction import extract_evidence
 from pipeline.kb_facts import KBFacts, evidence_passages
-from pipeline.question import QuestionFocus, relation_score
+from pipeline.question import QuestionFocus, asked_currency, relation_score, value_fits
 
 # A chain title -> grade -> limit is two hops; longer chains drift from the question.
 MAX_HOPS = 2
@@ -53,7 +53,12 @@ def link_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any, kb: 
     links = list(getattr(rulebase, "links", None) or [])
     if not links or not focus.entities:
         return []
-    wanted = leading_to(asked_relations(focus, rulebase), links)
+    # a link's end whose value is of the kind the question asks for ("多少欧元": an amount in EUR) counts as
+    # asked too: a Chinese question seldom uses an English relation's name
+    currency = asked_currency(focus.question)
+    typed = {k.target for k in links if focus.answer_types
+             and value_fits(rulebase.relations[k.target], focus.answer_types, currency)}
+    wanted = leading_to(asked_relations(focus, rulebase) | typed, links)
     useful = [k for k in links if k.target in wanted]
     if not useful:
         return []

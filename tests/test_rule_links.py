@@ -144,6 +144,15 @@ def test_the_hop_value_in_the_first_passages_becomes_the_query(rb):
         rb.links = links
 
 
+def test_a_link_end_of_the_asked_kind_counts_as_asked_without_its_name(rb):
+    # "how much ... spend": an amount; the hotel limit is the one linked relation whose value is one
+    focus = parse_question("How much can I spend per night in Berlin?", rb)
+    assert "hotel_limit" not in asked_relations(focus, rb)
+    assert link_queries(focus, [TIERS], rb, None) == ["hotel limit per night Tier 2"]
+    # a duration is asked: no linked relation gives one
+    assert link_queries(parse_question("How many days can I stay in Berlin?", rb), [TIERS], rb, None) == []
+
+
 def test_a_chain_of_links_walks_two_hops_from_passages_and_facts(rb):
     focus = parse_question("What is the approval limit of Ana Ruiz?", rb)
     # title from the first passage, then the title's grade from the KB's facts: both hops asked

@@ -53,7 +53,8 @@ class ClaimOut(BaseModel):
     cf: float
     rule_ids: list[str] = []
     explanation: str = ""
-    extractor: str = Field("pattern", description="what read the claim from the answer: pattern | value | proof | lm")
+    extractor: str = Field("pattern", description="what read the claim from the answer: pattern | focus | vocabulary | "
+                                                  "coordination | correction | lm | value | proof")
 
 
 class FlaggedDraftOut(BaseModel):

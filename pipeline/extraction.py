@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.table_cells import Column, column_at
 from symbolic import Claim, Fact
 from symbolic.values import VALUE_REGEX, Quantity, parse_value
 
@@ -57,6 +59,7 @@ class EvidenceValue:
     end: int
     superseded: bool
     context: str = ""        # the passage sentence (or table row) that states it
+    column: Column | None = None   # the table column it sits in, when it is a table cell
 
 
 def mask_citations(text: str) -> str:
@@ -130,6 +133,12 @@ def _inside_name(text: str, s: int, e: int) -> bool:
 
 def find_values(text: str) -> list[tuple[Any, str, int, int]]:
     """Every value in ``text`` as (value, kind, start, end), longest-kind first, non-overlapping."""
+    return list(_find_values(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _find_values(text: str) -> tuple[tuple[Any, str, int, int], ...]:
+    # cached: the claim readers (and content_terms) scan the same sentences many times; values are immutable
     taken: list[tuple[int, int]] = []
     found: list[tuple[Any, str, int, int]] = []
     for kind, rx in _VALUE_RE:
@@ -143,7 +152,7 @@ def find_values(text: str) -> list[tuple[Any, str, int, int]]:
                 continue
             taken.append((s, e))
             found.append((value, kind, s, e))
-    return sorted(found, key=lambda f: f[2])
+    return tuple(sorted(found, key=lambda f: f[2]))
 
 
 def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
@@ -197,7 +206,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
         sents = sentences(p.text)
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
-                                        _sentence_at(p.text, sents, s)))
+                                        _sentence_at(p.text, sents, s),
+                                        column_at(p.text, s, getattr(p, "context_prefix", None))))
     return facts, values
 
 

@@ -79,7 +79,7 @@ class ClaimReport:
     cited: list[str] = field(default_factory=list)
     kind: str = "relation"    # relation | value
     evidence: list[dict] = field(default_factory=list)   # what the documents say (doc id, span, text)
-    extractor: str = "pattern"   # what read the claim: pattern | focus | vocabulary | lm | value | proof
+    extractor: str = "pattern"   # pattern | focus | vocabulary | coordination | correction | lm | value | proof
 
 
 @dataclass

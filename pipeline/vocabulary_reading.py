@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention, cited_for, find_values, sentences
-from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_score
+from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_names
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim
 from symbolic.model import VALUE_TYPES
@@ -23,7 +23,7 @@ MIN_CLAUSE_SCORE = 0.66
 # Clause ends: a comma or semicolon (either script), a full stop, a bracket, "so"/"and"/"but"/"while"
 # and their Chinese counterparts. A colon ends the clause of a value before it ("EUR 720: Paris is ...")
 # but not of a value after it ("battery warranty: 12 months").
-_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|but|while|whereas)\s|所以|因此|而|但")
+_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|or|but|while|whereas)\s|所以|因此|而|但|或")
 _COLON_RE = re.compile(r"[:：]")
 # Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
 _COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|属于|为|即)\s*$", re.IGNORECASE)
@@ -45,7 +45,23 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
 _AFTER_RE = re.compile(r"^(?:\s*[A-Za-z0-9%°'’-]+){1,3}|^\s*[^\sA-Za-z]{0,6}")
 
 
-def _clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
+def _said(term: str, terms: frozenset[str]) -> bool:
+    """A name's word is said when the clause has it, or has the first part of an English compound ("runs"
+    says "runtime": a verb for its noun); three letters at least."""
+    return term in terms or term.isascii() and any(len(t) >= 3 and t.isascii() and term.startswith(t) for t in terms)
+
+
+def name_score(sig: Any, terms: frozenset[str]) -> float:
+    """The best share of one of the relation's names (label, aliases, id words) that ``terms`` say."""
+    best = 0.0
+    for name in relation_names(sig):
+        words = content_terms(name)
+        if words:
+            best = max(best, sum(_said(w, terms) for w in words) / len(words))
+    return best
+
+
+def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
     """Content terms of the clause ``s:e`` up to ``end`` and at most three words (six CJK characters)
     past it: a name right after a value qualifies it ("a 12 % volume discount"), one further on names
     something else ("up to 15 % needs none beyond the sales representative's approval")."""
@@ -71,8 +87,13 @@ def _subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[E
     return None
 
 
-def _claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: Sequence[str]) -> Claim:
+def vocabulary_claim(relation: str, args: tuple, answer: str, s: int, e: int, cited: Sequence[str]) -> Claim:
     return sentence_claim(relation, args, answer, s, e, cited, "vocabulary", VOCABULARY_CLAIM_CF)
+
+
+def _distinct_entity_types(sig: Any) -> bool:
+    types = [p.type for p in sig.params[:-1]]
+    return len(set(types)) == len(types) and not any(t in VALUE_TYPES for t in types)
 
 
 def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
@@ -81,7 +102,9 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     MIN_CLAUSE_SCORE of a name), about a subject found as ``_subject`` says; never a negated value nor one
     the question states (an answer echoing the question's premise reads it, not the documents)."""
     out: list[tuple[Claim, ValueMention]] = []
-    sigs = [sig for sig in rulebase.relations.values() if sig.arity == 2]
+    # any arity whose arguments before the value are entities of distinct types ("purchase limit of a grade
+    # at a site"): each is found as a subject of its own type
+    sigs = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and _distinct_entity_types(sig)]
     asked = [v for v, *_ in find_values(focus.question)]
     # An answer to a computing question states results too ("so the fuel surcharge is EUR 112"): there
     # only a value whose clause names the whole of a relation's name is read.
@@ -92,30 +115,37 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         s, e = sentence_around(answer, m.start)
         cs, ce = clause_around(answer, m.start, m.end)
         cs, ce = max(cs, s), min(ce, e)
-        terms = _clause_terms(answer, cs, m.end, ce)
-        scored = sorted(((relation_score(sig, terms), sig) for sig in sigs if fits(sig, m.value)),
+        terms = clause_terms(answer, cs, m.end, ce)
+        scored = sorted(((name_score(sig, terms), sig) for sig in sigs if fits(sig, m.value)),
                         key=lambda p: -p[0])
         if not scored or scored[0][0] < min_score or (len(scored) > 1 and scored[1][0] == scored[0][0]):
             continue
         sig = scored[0][1]
         in_sentence = find_entities(answer[s:e], rulebase)
         in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
-        subject = _subject(sig.params[0].type, m.start - s, in_clause, in_sentence, focus, rulebase)
-        if subject is not None:
-            out.append((_claim(sig.name, (subject, m.value), answer, s, e, m.cited), m))
+        subjects = [_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
+        if None not in subjects:
+            out.append((vocabulary_claim(sig.name, (*subjects, m.value), answer, s, e, m.cited), m))
     return out
 
 
-def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
-    """A relation between two entity types is claimed when one clause names an entity of each type and
-    at least half of one of the relation's names, and no other relation of that type pair scores as
-    well; or when only a copula stands between them and the pair's types have that one relation. Same-typed pairs (who reports to whom) are left to patterns: names alone do not give the
-    direction. Never a pair the clause negates, nor one a pattern already read."""
+def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
+    """The two-place relations between two distinct entity types, by (subject type, object type)."""
     pairs: dict[tuple[str, str], list[Any]] = {}
     for sig in rulebase.relations.values():
         if sig.arity == 2 and all(p.type not in VALUE_TYPES for p in sig.params) \
                 and sig.params[0].type != sig.params[1].type:
             pairs.setdefault((sig.params[0].type, sig.params[1].type), []).append(sig)
+    return pairs
+
+
+def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
+    """A relation between two entity types is claimed when one clause names an entity of each type and
+    at least half of one of the relation's names, and no other relation of that type pair scores as
+    well; or when only a copula stands between them and the pair's types have that one relation. Same-typed
+    pairs (who reports to whom) are directed_pair_reading's: names alone do not give the direction. Never
+    a pair the clause negates, nor one a pattern already read."""
+    pairs = pair_signatures(rulebase)
     have = {(c.fact.relation, c.fact.args[0]) for c in taken if c.fact.args}
     out: list[Claim] = []
     sents = sentences(answer)
@@ -135,14 +165,14 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 blanked = list(answer)
                 for x in (a, b):
                     blanked[x.start + s:x.end + s] = " " * (x.end - x.start)
-                terms = _clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
-                scored = sorted(((relation_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
+                terms = clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
+                scored = sorted(((name_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
                 best, sig = scored[0]
                 if len(sigs) == 1 and a.end <= b.start and _COPULA_RE.match(answer[a.end + s:b.start + s]):
                     best = 1.0          # "Shanghai is a Tier 1 city": the types' only relation, said by "is"
                 if best < 0.5 or (len(scored) > 1 and scored[1][0] == best) or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))
-                out.append(_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,
+                out.append(vocabulary_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,
                                   cited_for((s, e), sents, answer, passages)))
     return out

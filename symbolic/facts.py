@@ -65,7 +65,7 @@ class Claim:
     start: int
     end: int
     cited: list[str] = field(default_factory=list)
-    extractor: str = "pattern"      # what read it from the answer: pattern | focus | vocabulary | lm | proof
+    extractor: str = "pattern"      # what read it: pattern | focus | vocabulary | coordination | correction | lm | proof
 
 
 def value_to_json(v: Any) -> Any:

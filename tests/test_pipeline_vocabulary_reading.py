@@ -126,3 +126,67 @@ def test_a_pair_a_pattern_already_read_is_not_read_again(rb):
 
 def test_chinese_names_read_in_chinese_clauses(rb):
     assert _values(rb, "AX-200 的质保期是多久？", "AX-200 的质保为 24 个月。") == ["warranty_period(ax_200, 24 months)"]
+
+
+def test_a_verb_says_the_compound_noun_it_starts(rb):
+    from pipeline.vocabulary_reading import name_score
+    runtime = type("Sig", (), {"label": "runtime per charge", "aliases": (), "name": "battery_runtime"})()
+    assert name_score(runtime, frozenset({"run", "charge"})) == 1.0          # "runs ... per charge"
+    assert name_score(runtime, frozenset({"ru", "charge"})) == 0.5           # two letters say nothing
+    assert name_score(runtime, frozenset({"runtimes", "charge"})) == 0.5     # longer is not a prefix
+    assert name_score(runtime, frozenset({"时间"})) == 0.0
+
+
+def test_a_runtime_read_from_runs(tmp_path):
+    (tmp_path / "r.rules").write_text('type product "product"\nentity product lx_500 "LX-500"\n'
+                                      'relation battery_runtime(p: product, d: duration[hour]) "runtime per charge"\n'
+                                      'relation battery_warranty(p: product, d: duration[month]) "battery warranty"\n',
+                                      encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    assert _values(rb, "How long does it run?", "The LX-500 runs for up to 8 hours per charge.") == [
+        "battery_runtime(lx_500, 8 hours)"]
+    assert _values(rb, "How long does it run?", "The LX-500 runs well; 8 hours are needed to charge it.") == []
+
+
+NARY = """
+type grade "grade"
+entity grade k3 "K3"
+entity grade k4 "K4"
+type site "site"
+entity site rotterdam "Rotterdam"
+entity site ningbo "Ningbo"
+relation purchase_limit(g: grade, s: site, x: money[EUR]) "purchase approval limit"
+"""
+
+
+def test_relations_of_more_arguments_find_each_of_its_own_type(tmp_path):
+    (tmp_path / "r.rules").write_text(NARY, encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    assert _values(rb, "What may a K4 buy?", "In Rotterdam the purchase approval limit of K4 is EUR 10,000.") == [
+        "purchase_limit(k4, rotterdam, 10000 EUR)"]
+    # the site comes from the question when the answer does not name it
+    assert _values(rb, "What may K4 buy in Ningbo?", "The K4 purchase approval limit is EUR 5,000.") == [
+        "purchase_limit(k4, ningbo, 5000 EUR)"]
+    # no site anywhere and two in the rules: whose limit it is, names do not say
+    assert _values(rb, "What may K4 buy?", "The K4 purchase approval limit is EUR 5,000.") == []
+
+
+def test_the_focus_reads_relations_of_more_arguments(tmp_path):
+    from pipeline.claim_reading import focus_claims
+    (tmp_path / "r.rules").write_text(NARY, encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+
+    def read(q, a):
+        _c, mentions = extract_claims(a, [], rb)
+        return [str(c.fact) for c, _m in focus_claims(a, mentions, parse_question(q, rb), rb)]
+    q = "What is the purchase approval limit of K4 in Ningbo?"
+    assert read(q, "It is EUR 5,000.") == ["purchase_limit(k4, ningbo, 5000 EUR)"]
+    assert read(q, "In Rotterdam it is EUR 10,000.") == []          # the sentence names another site
+
+
+def test_an_alternative_after_or_is_not_the_value_of_the_name_before_it(rb):
+    q = "How long is a replaced part of the AX-200 covered?"
+    assert _values(rb, q, "The part is covered for the AX-200's remaining robot warranty or 3 months.") == []
+    assert _values(rb, q, "零件保修为整机剩余质保或 3 个月。") == []
+    # the value before "or" keeps its clause
+    assert _values(rb, q, "The AX-200's robot warranty is 24 months or more.") == ["warranty_period(ax_200, 24 months)"]

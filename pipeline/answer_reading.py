@@ -1,0 +1,53 @@
+"""All the claims read from one answer, reader by reader: rule-file patterns, the question's focus, the rule
+vocabulary, the model (opt-in), corrections, entity pairs, relations carried over to coordinated clauses."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pipeline.apposition_reading import apposition_pair_claims
+from pipeline.claim_reading import focus_claims, lm_claims
+from pipeline.coordination_reading import coordinated_claims
+from pipeline.correction_reading import correction_claims
+from pipeline.directed_pair_reading import directed_pair_claims
+from pipeline.extraction import extract_claims
+from pipeline.question import QuestionFocus, find_entities
+from pipeline.vocabulary_reading import entity_pair_claims, value_claims
+
+
+def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
+                *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
+    """Pattern claims and value mentions, then the values no pattern read placed by the question's focus,
+    the vocabulary and (``lm_extraction``) the model, then corrections of the question's premise, entity
+    pairs (same clause, appositive, word order) and relations carried over to gapped clauses, each reader
+    skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
+    Returns (claims sorted by position, the value mentions no reader placed)."""
+    names = [(e.start, e.end) for e in find_entities(answer, rulebase)] if rulebase is not None else []
+    claims, mentions = extract_claims(answer, passages, rulebase, names)
+    if rulebase is None or not rulebase.relations:
+        return claims, mentions
+    placed = focus_claims(answer, mentions, focus, rulebase) if mentions else []
+    claims += [c for c, _m in placed]
+    by_focus = {id(m): c.fact.relation for c, m in placed}
+    left = [m for m in mentions if id(m) not in by_focus]
+    # A value the focus placed may state a second relation its own clause names: "Berlin is a Tier 2 city,
+    # so the limit is EUR 140 per night" answers the city's limit and states the tier's.
+    placed = [(c, m) for c, m in value_claims(answer, mentions, focus, rulebase)
+              if by_focus.get(id(m)) != c.fact.relation]
+    claims += [c for c, _m in placed]
+    taken = {id(m) for _c, m in placed}
+    left = [m for m in left if id(m) not in taken]
+    if lm_extraction and left:
+        placed = lm_claims(generator, context, answer, left, focus, rulebase)
+        claims += [c for c, _m in placed]
+        taken = {id(m) for _c, m in placed}
+        left = [m for m in left if id(m) not in taken]
+    corrected = correction_claims(answer, passages, focus, rulebase, claims)
+    claims += corrected
+    left = [m for m in left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end for c in corrected)]
+    claims += entity_pair_claims(answer, passages, rulebase, claims)
+    claims += apposition_pair_claims(answer, passages, rulebase, claims)
+    claims += directed_pair_claims(answer, passages, rulebase, claims)
+    carried = coordinated_claims(answer, passages, rulebase, claims)
+    claims += carried
+    left = [m for m in left if not any(c.start <= m.start and m.end <= c.end for c in carried)]
+    return sorted(claims, key=lambda c: c.start), left

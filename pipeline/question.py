@@ -193,6 +193,11 @@ def _currency_fits(sig: Any, currency: str | None) -> bool:
     return canonical_currency(p.unit) == currency
 
 
+def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
+    """The relation's value is of a kind the question asks for (and in the currency it asks in)."""
+    return _type_fits(sig, types) and _currency_fits(sig, currency)
+
+
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6) -> QuestionFocus:
     """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
     needs every argument but the last bound by an entity the question names (or by the type's only

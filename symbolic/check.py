@@ -65,6 +65,34 @@ class Checker:
             elif p.type not in ("money", "duration", "quantity"):
                 self.error(f"type '{p.type}' takes no unit", p.location)
 
+    def check_link(self, link: m.Link) -> bool:
+        """Both relations declared, and the source's value (its last argument) has a type that one of the
+        target's arguments takes: the hop from one to the other is then a real join."""
+        source = self._link_relation(link.source, link.location)
+        target = self._link_relation(link.target, link.target_location)
+        if source is None or target is None:
+            return False
+        value = source.params[-1].type
+        if source.arity < 2 or value in m.VALUE_TYPES:
+            self.error(f"link {link.source} -> {link.target}: the value of {link.source} is a {value}, not an "
+                       f"entity; a link follows an entity (a city's tier, a person's grade) to another relation",
+                       link.location)
+            return False
+        if link.source == link.target or all(p.type != value for p in target.params):
+            self.error(f"link {link.source} -> {link.target}: {link.target} takes no {value} (the value of "
+                       f"{link.source}); its arguments are ({', '.join(map(str, target.params))})",
+                       link.target_location)
+            return False
+        return True
+
+    def _link_relation(self, name: str, loc: Location) -> m.RelationSig | None:
+        sig = self.relations.get(name)
+        if sig is None:
+            near = difflib.get_close_matches(name, list(self.relations), n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else " (declare it with `relation …`)"
+            self.error(f"unknown relation '{name}' in link{hint}", loc)
+        return sig
+
     # ---- atoms and terms -------------------------------------------------------------------------
     def relation_of(self, atom: m.Atom) -> m.RelationSig | None:
         sig = self.relations.get(atom.relation)

@@ -8,7 +8,7 @@ import re
 from .errors import Location, RuleError, source_line
 
 STATEMENT_KEYWORDS = ["include", "type", "entity", "relation", "pattern", "fact", "rule", "goal", "rate",
-                      "holiday"]
+                      "holiday", "link"]
 KEYWORDS = STATEMENT_KEYWORDS + ["aka", "unique", "cf", "salience", "if", "then", "and", "or", "not", "assert",
                                  "violation"]
 _STRING_OR_COMMENT = re.compile(r're?"(?:[^"\\\n]|\\.)*"|#[^\n]*')

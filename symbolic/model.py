@@ -212,6 +212,17 @@ class RateDecl:
 
 
 @dataclass
+class Link:
+    """`link city_tier -> hotel_limit_per_night`: the value of the first relation (its last argument) is an
+    argument of the second, so finding one leads retrieval to the other (a multi-hop question's hop)."""
+    source: str
+    target: str
+    message: str | None
+    location: Location            # the source relation's name
+    target_location: Location     # the target relation's name
+
+
+@dataclass
 class FactDecl:
     atom: Atom
     cf: float

@@ -34,6 +34,7 @@ class ParsedFile:
     holidays: list[tuple[Any, Location]] = field(default_factory=list)   # (datetime.date, where declared)
     rules: list[m.ForwardRule] = field(default_factory=list)
     goals: list[m.BackwardRule] = field(default_factory=list)
+    links: list[m.Link] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -213,6 +214,12 @@ class _Build(Transformer):
         src, dst, num = c
         self.out.rates.append(m.RateDecl(str(src), str(dst), float(num), self.loc(src)))
 
+    def link_decl(self, c):
+        source, *targets, message = c
+        text = _unquote(str(message)) if message else None
+        for t in targets:
+            self.out.links.append(m.Link(str(source), str(t), text, self.loc(source), self.loc(t)))
+
     def fact_decl(self, c):
         self.out.facts.append(m.FactDecl(c[0], c[1][1] if c[1] else 1.0, c[0].location))
 
@@ -238,7 +245,7 @@ class _Build(Transformer):
 
 
 STATEMENT_START = _STATEMENT_START = re.compile(
-    r"^[ \t\u3000]*(?:include|type|entity|relation|pattern|fact|rule|goal|rate|holiday)\b", re.M)
+    r"^[ \t\u3000]*(?:include|type|entity|relation|pattern|fact|rule|goal|rate|holiday|link)\b", re.M)
 
 
 def _statements(text: str) -> list[tuple[int, int]]:

@@ -31,6 +31,7 @@ class RuleBase:
         self.facts: list[Fact] = []
         self.forward_rules: list[m.ForwardRule] = []
         self.backward_rules: list[m.BackwardRule] = []
+        self.links: list[m.Link] = []         # `link a -> b`: a's value is an argument of b
         self.warnings: list[RuleError] = []
         self.rates: dict[tuple[str, str], float] = {}
         self.holidays: frozenset = frozenset()   # `holiday` dates: no business days   # (from, to) -> how many `to` one `from` is worth
@@ -198,6 +199,9 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
             if g.variant == 0:
                 define("rule id", g.id, g.location)
             rb.backward_rules.append(ck.check_backward(g))
+        for link in pf.links:
+            if ck.check_link(link) and all((k.source, k.target) != (link.source, link.target) for k in rb.links):
+                rb.links.append(link)
     _reachability(rb, ck)
     by_key = {r.key: r for r in rb.forward_rules}
     for keys in find_cycles(rb.forward_rules):

@@ -61,14 +61,15 @@ def check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"ok": not failed, "errors": [], "warnings": [_err_json(w) for w in rb.warnings],
                           "files": rb.files, "relations": len(rb.relations), "rules": len(rb.forward_rules),
-                          "goals": len(rb.backward_rules), "patterns": len(rb.patterns), "facts": len(rb.facts)},
+                          "goals": len(rb.backward_rules), "patterns": len(rb.patterns), "facts": len(rb.facts),
+                          "links": len(rb.links)},
                          ensure_ascii=False))
     else:
         for w in rb.warnings:
             print(w, file=sys.stderr)
         print(f"ok: {len(rb.files)} file(s), {len(rb.relations)} relations, {len(rb.entities)} entities, "
               f"{len(rb.patterns)} patterns, {len(rb.facts)} facts, {len(rb.forward_rules)} rules, "
-              f"{len(rb.backward_rules)} goals, {len(rb.warnings)} warning(s)")
+              f"{len(rb.backward_rules)} goals, {len(rb.links)} links, {len(rb.warnings)} warning(s)")
     return 1 if failed else 0
 
 

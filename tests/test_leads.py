@@ -1,0 +1,56 @@
+"""Passages stating a fact the question asks for lead the prompt's candidates (pipeline.leads)."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.evidence import gather
+from pipeline.kb_facts import KBFactCache
+from pipeline.leads import lead_first
+from pipeline.question import parse_question
+from symbolic import load_rulebase
+from pipeline_fakes import FakePassage, FixedRetriever
+
+RULES = """
+type product "product"
+entity product ax_200 "AX-200"
+entity product lx_500 "LX-500"
+relation battery_warranty(product, duration[month]) "battery warranty"
+relation list_price(product, money[EUR]) "list price"
+pattern P_BATTERY: re"{product}\\s*\\|[^|\\n]*\\|\\s*{m:duration}" -> battery_warranty(product, m)
+pattern P_PRICE: "{product} costs {x:money}" -> list_price(product, x)
+"""
+INTRO = FakePassage("warranty.md", "Northwind warrants every robot and its battery.", 0.9, chunk_id="intro")
+PRICE = FakePassage("price.md", "The AX-200 costs EUR 38,500.", 0.8, chunk_id="price")
+OTHER = FakePassage("table_lx.md", "| LX-500 | 36 months | 18 months |", 0.7, chunk_id="lx")
+TABLE = FakePassage("table_ax.md", "| AX-200 | 24 months | 12 months |", 0.6, chunk_id="ax")
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rules")
+    (d / "t.rules").write_text(RULES, encoding="utf-8")
+    return load_rulebase(d)
+
+
+def test_the_passage_stating_the_asked_fact_about_the_named_entity_leads(rb):
+    focus = parse_question("How long is the battery warranty of the AX-200?", rb)
+    ids = [p.chunk_id for p in lead_first(focus, [INTRO, PRICE, OTHER, TABLE], rb)]
+    # the AX-200 row first; the LX-500 row states the relation about another product: no lead
+    assert ids == ["ax", "intro", "price", "lx"]
+
+
+def test_with_no_entity_of_the_subject_type_named_any_subject_leads_in_order(rb):
+    focus = parse_question("How long is the battery warranty?", rb)
+    assert [p.chunk_id for p in lead_first(focus, [INTRO, PRICE, OTHER, TABLE], rb)] == ["lx", "ax", "intro", "price"]
+
+
+def test_nothing_asked_or_no_rule_base_keeps_the_order(rb):
+    passages = [INTRO, PRICE, OTHER, TABLE]
+    assert lead_first(parse_question("Who founded Northwind?", rb), passages, rb) == passages
+    assert lead_first(parse_question("How long is the battery warranty?", None), passages, None) == passages
+
+
+def test_gather_puts_the_leading_passage_first(rb):
+    ctx = gather("How long is the battery warranty of the AX-200?", 4, FixedRetriever([INTRO, PRICE, OTHER, TABLE]),
+                 rb, KBFactCache())
+    assert ctx.candidates[0].chunk_id == "ax" and len(ctx.candidates) == 4

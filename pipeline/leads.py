@@ -33,4 +33,16 @@ def lead_first(focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | No
     if not asked:
         return list(passages)
     lead = [states_asked_fact(p, focus, asked, rulebase) for p in passages]
+    # A passage in the question's language that states the fact leads; one in the other language leads only
+    # when none does (a Chinese question about an English-only policy). With Chinese names in the rules an
+    # English question also reads facts from the Chinese edition, which then pushed the English sources out
+    # of the prompt (shipped mh-02, fp-05).
+    chinese = _is_chinese(focus.question)
+    same = [k and _is_chinese(p.text) == chinese for p, k in zip(passages, lead)]
+    if any(same):
+        lead = same
     return [p for p, k in zip(passages, lead) if k] + [p for p, k in zip(passages, lead) if not k]
+
+
+def _is_chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)

@@ -54,3 +54,12 @@ def test_gather_puts_the_leading_passage_first(rb):
     ctx = gather("How long is the battery warranty of the AX-200?", 4, FixedRetriever([INTRO, PRICE, OTHER, TABLE]),
                  rb, KBFactCache())
     assert ctx.candidates[0].chunk_id == "ax" and len(ctx.candidates) == 4
+
+
+def test_a_passage_in_the_questions_language_leads_over_the_other_editions(rb):
+    zh = FakePassage("zh/after_sales.md", "| AX-200 | 24 个月 | 12 months |（电池）", 0.9, chunk_id="zh")
+    # an English question: the English row leads, the Chinese edition keeps its retrieval place
+    focus = parse_question("How long is the battery warranty of the AX-200?", rb)
+    assert [p.chunk_id for p in lead_first(focus, [zh, INTRO, TABLE], rb)] == ["ax", "zh", "intro"]
+    # with no lead in the question's language, the other language's leads (an English-only policy)
+    assert [p.chunk_id for p in lead_first(focus, [INTRO, zh], rb)] == ["zh", "intro"]

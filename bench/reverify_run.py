@@ -5,7 +5,9 @@ Usage: .venv/bin/python bench/reverify_run.py RUN OUT [--kb DIR --rules DIR --pr
 A full system run with the 0.5B model takes about an hour on the 2-core machine; when the verifier changes,
 this re-verifies each answer the run delivered as `verified` (Answerer.verify, the same checks a draft gets)
 and writes OUT, a copy of RUN whose answers that no longer verify are withheld (status `abstained`, as the
-answer loop's default policy would). It can only demote: a draft the old verifier rejected is not
+answer loop's default policy would). The run's [n] markers point into its own prompt, which the run does not
+store and today's retrieval would not rebuild alike, so they are removed first and the verifier cites the
+sources that state each value itself (as it does for a model that cited nothing). It can only demote: a draft the old verifier rejected is not
 regenerated, so a figure from OUT is a lower bound on what a fresh run would deliver. Read OUT with
 bench/eval_table.py like any run; every changed item is printed.
 """
@@ -13,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+_CITATION = re.compile(r"\s*\[(?:\d{1,3}|n)\]")
 
 
 class _NoModel:
@@ -55,7 +59,7 @@ def main() -> int:
     for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         if rec["status"] in ("verified", "regenerated"):
-            now = answerer.verify(rec["question"], rec["answer"])
+            now = answerer.verify(rec["question"], _CITATION.sub("", rec["answer"]).strip())
             if now.status == "verified":
                 kept += 1
             else:

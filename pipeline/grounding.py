@@ -131,6 +131,10 @@ def _support_not_cited(claim: Any, evidence: Sequence[Any]) -> str | None:
     return note + f" (CF x {UNCITED_CF})"
 
 
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
 def relation_reports(verification: Any, evidence: Sequence[Any], passages: Sequence[Any],
                      values: Sequence[EvidenceValue] = ()) -> list[ClaimReport]:
     """ClaimReports from the verifier's ClaimVerdicts; failing claims carry what the documents state
@@ -154,8 +158,21 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
                 cf, explanation = cf * UNCITED_CF, explanation + "\n" + elsewhere
         said = []
         if verdict != "supported":
-            said = [_fact_text(f, passages) for f in evidence if f.relation == claim.fact.relation]
-            said = [s for s in said if s["text"]][:4]
+            same_relation = [f for f in evidence if f.relation == claim.fact.relation]
+            said = [_fact_text(f, passages) for f in same_relation]
+            # quote the cited sources first, then those in the answer's language: an English answer is told
+            # "200 kg" from the datasheet, not "额定载重 200 公斤" from the Chinese manual
+            chinese = _has_cjk(claim.text)
+            facts_said = [(f, t) for f, t in zip(same_relation, said) if t["text"]]
+            facts_said.sort(key=lambda ft: (ft[1]["doc_id"] not in claim.cited, _has_cjk(ft[1]["text"]) != chinese))
+            said = [t for _f, t in facts_said][:4]
+            if said and all(_has_cjk(t["text"]) != chinese for t in said):
+                # only the other language's edition states it as a pattern reads it: quote the same value
+                # where a source in the answer's language states it (an English datasheet's table row)
+                stated = [f.args[-1] for f, _t in facts_said if f.args]
+                own = [ev for ev in values if _has_cjk(ev.context or ev.text) == chinese
+                       and any(values_match(v, ev.value) for v in stated)]
+                said = [_ev_dict(ev) for ev in own[:2]] + said[:2]
             if not said and claim.fact.args:   # no fact to quote: quote same-kind values the sources state
                 kind = type(claim.fact.args[-1])
                 same = [ev for ev in values if isinstance(ev.value, kind)]

@@ -104,14 +104,22 @@ TOPIC_SHARE = {"en": (0.5, 0.3), "zh": (0.2, 0.2)}     # (worded, terse)
 VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are character pairs: more per word
 
 
-def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str:
-    """The cited source sentences (table rows, with the value's column header) that state the answer's values:
-    a terse "5,000 运行小时 [1]" answers through the row it quotes, "28 days [1]" through its "Annual leave"
-    column."""
+def _found_in(topics: set[str], terms: set[str]) -> set[str]:
+    """The topic terms ``terms`` hold, a hyphenated one also by its words ("dead-on-arrival" in a section
+    headed "Dead on arrival")."""
+    return {t for t in topics if t in terms or ("-" in t and all(len(w) < 3 or w in terms for w in t.split("-")))}
+
+
+def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
+                with_heading: bool = False) -> str:
+    """The cited source sentences (table rows, with the value's column header; ``with_heading``: and their
+    section heading) that state the answer's values: a terse "5,000 运行小时 [1]" answers through the row it
+    quotes, "28 days [1]" through its "Annual leave" column."""
     out = []
     for m in mentions:
-        out += [ev.context + (f" {ev.column.header}" if ev.column else "") for ev in evidence
-                if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+        out += [" ".join(x for x in (ev.heading if with_heading else "", ev.context,
+                                     ev.column.header if ev.column else "") if x)
+                for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
     return " ".join(out)
 
 
@@ -184,6 +192,15 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if not enough:
             missing = ", ".join(sorted(topics - used)[:4])
             return f"it leaves out what the question asks about ({missing})"
+        if len(own) >= VERBOSE_TERMS[lang] and mentions:
+            # A worded answer can borrow the question's words ("Northwind contributes to the company pension
+            # … by providing a home office budget of EUR 500", shipped un-04): its values' source sentences
+            # must be about the question too, as a terse answer's are. Only where they are in the
+            # question's language (an English policy answers Chinese questions in other words).
+            source = _said_about(mentions, evidence, with_heading=True)
+            if source and any("\u4e00" <= ch <= "\u9fff" for ch in source) == (lang == "zh") and \
+                    len(_found_in(topics, content_terms(source))) < terse * len(topics):
+                return "its values' sources are about something else than what the question asks"
     return None
 
 

@@ -60,6 +60,7 @@ class EvidenceValue:
     superseded: bool
     context: str = ""        # the passage sentence (or table row) that states it
     column: Column | None = None   # the table column it sits in, when it is a table cell
+    heading: str = ""        # the passage's section heading ("Dead on arrival"): what its sentences are about
 
 
 def mask_citations(text: str) -> str:
@@ -207,7 +208,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
                                         _sentence_at(p.text, sents, s),
-                                        column_at(p.text, s, getattr(p, "context_prefix", None))))
+                                        column_at(p.text, s, getattr(p, "context_prefix", None)),
+                                        " ".join((getattr(p, "heading_path", None) or [])[-1:])))
     return facts, values
 
 

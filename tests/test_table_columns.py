@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_check import answer_gap
+from pipeline.answer_check import answer_gap, column_gap
 from pipeline.extraction import extract_claims, extract_evidence
 from pipeline.question import parse_question
 from pipeline.table_cells import column_at
@@ -72,7 +72,9 @@ def test_a_value_also_stated_outside_the_table_is_left_alone(rb):
     answer = "The LX-500 runs on one battery charge for 36 months [1]."
     claims, mentions = extract_claims(answer, [passage], rb)
     question = "How long does the LX-500 run on one battery charge?"
-    assert answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values) is None
+    assert column_gap(parse_question(question, rb), mentions, values) is None
+    # (the answer still fails: no source sentence stating 36 months is about a battery charge)
+    assert "about something else" in answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values)
 
 
 def test_a_terse_answer_answers_through_its_cells_column(rb):

@@ -1,0 +1,54 @@
+"""A worded answer that borrows the question's words still needs sources about what the question asks."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.answer_check import answer_gap
+from pipeline.extraction import extract_claims, extract_evidence
+from pipeline.question import parse_question
+from symbolic import load_rulebase
+from pipeline_fakes import FakePassage
+
+BUDGET = FakePassage("hr/remote_work.md", "Each eligible employee receives a one-time home-office equipment budget of "
+                     "EUR 500 for a desk, chair or monitor.", 0.9)
+PENSION = FakePassage("hr/benefits.md", "Northwind pays 4 % of the salary into the company pension of every "
+                      "Berlin employee.", 0.9)
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rules")
+    (d / "t.rules").write_text('type office "office"\nentity office berlin "Berlin"\n', encoding="utf-8")
+    return load_rulebase(d)
+
+
+def gap(rb, question, answer, passage):
+    _facts, values = extract_evidence([passage], rb)
+    claims, mentions = extract_claims(answer, [passage], rb)
+    return answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values)
+
+
+def test_a_parroting_answer_with_a_value_from_another_topic_does_not_answer(rb):
+    # shipped un-04 with the 135M model, verified in the session-8 run
+    question = "How much does Northwind contribute to the company pension of Berlin employees?"
+    answer = ("Northwind contributes to the company pension of Berlin employees by providing a home office "
+              "equipment budget of EUR 500 for a desk, chair or monitor [1].")
+    assert "about something else" in gap(rb, question, answer, BUDGET)
+    right = "Northwind contributes 4 % of the salary to the company pension of Berlin employees [1]."
+    assert gap(rb, question, right, PENSION) is None
+
+
+def test_sources_in_the_other_language_are_not_held_to_the_questions_words(rb):
+    zh = FakePassage("zh/benefits.md", "公司为柏林员工缴纳工资的 4 % 作为企业年金。", 0.9)
+    question = "How much does Northwind contribute to the company pension of Berlin employees?"
+    answer = "Northwind contributes 4 % of the salary to the company pension of Berlin employees [1]."
+    assert gap(rb, question, answer, zh) is None
+
+
+def test_a_source_sentence_is_read_with_its_section_heading(rb):
+    # 0.5B ans-07: the sentence says "a product that does not work on delivery"; its heading names the topic
+    doa = FakePassage("support/warranty.md", "A product that does not work on delivery must be reported within 7 "
+                      "days of delivery.", 0.9, heading_path=["Warranty", "Dead on arrival"])
+    question = "Within how many days must a dead-on-arrival robot be reported to Northwind?"
+    answer = "A dead-on-arrival robot must be reported within 7 days of delivery [1]."
+    assert gap(rb, question, answer, doa) is None

@@ -154,7 +154,7 @@ _JSON = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=
                                                        st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=12)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
 @given(_JSON, st.integers(0, 2**16))
 def test_any_json_as_a_schema_is_refused_clearly_or_generates_valid_output(schema, seed):
     try:

@@ -80,13 +80,18 @@ async def json_processor(fmt: JsonFormat, tokenizer: Any, max_tokens: int) -> Js
     return await asyncio.to_thread(build)
 
 
-def incomplete_message(fmt: JsonFormat, text: str, tokens: int) -> str | None:
-    """Why a reply cut by max_tokens is not the JSON asked for (None when it parses after all)."""
+def incomplete_message(fmt: JsonFormat, text: str, tokens: int, reason: str = "length") -> str | None:
+    """Why a reply is not the JSON asked for (None when it parses): cut by max_tokens, or ended because the
+    model's vocabulary has no token for what the schema requires next (a constant it cannot spell)."""
     try:
         json.loads(text)
         return None
     except ValueError:
         pass
     valid = "a JSON object" if fmt.kind == "json_object" else f"JSON valid against schema {fmt.name!r}"
-    return (f"the token limit ended the reply after {tokens} tokens, before its JSON was complete: the content "
-            f"is a prefix of {valid}, not JSON itself; raise max_tokens")
+    if reason == "length":
+        return (f"the token limit ended the reply after {tokens} tokens, before its JSON was complete: the "
+                f"content is a prefix of {valid}, not JSON itself; raise max_tokens")
+    return (f"the reply ended after {tokens} tokens because no token of the model's vocabulary continues it: "
+            f"the content is a prefix of {valid}, not JSON itself; the schema asks for text this model "
+            f"cannot write")

@@ -64,9 +64,9 @@ async def _prepare(body: ChatCompletionRequest, state: ServiceState,
 
 
 def _finish(out: Any, fmt: JsonFormat | None) -> dict:
-    """finish_reason, and for a JSON reply cut by max_tokens the finish_message saying it is incomplete."""
+    """finish_reason, and for a JSON reply that did not complete the finish_message saying why."""
     reason = out.finish_reason or "stop"
-    message = incomplete_message(fmt, out.text, len(out.token_ids or [])) if fmt and reason == "length" else None
+    message = incomplete_message(fmt, out.text, len(out.token_ids or []), reason) if fmt else None
     return {"finish_reason": reason, **({"finish_message": message} if message else {})}
 
 

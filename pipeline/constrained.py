@@ -97,6 +97,7 @@ class JsonSchemaLogitsProcessor:
         self._state: State | None = self.machine.initial()
         self._mask_cache: dict[Any, tuple[torch.Tensor, dict[int, State]]] = {}
         self._zone = self.machine.max_completion_growth() + 2
+        self.dead_end: str | None = None   # why the reply had to end before its JSON was complete
 
     # -- state tracking -------------------------------------------------------------------------
     def _sync(self, ids: list[int]) -> State | None:
@@ -166,6 +167,12 @@ class JsonSchemaLogitsProcessor:
             if self.max_tokens is not None:
                 mask = self._budget(state, mask, nexts, self.max_tokens - len(token_ids))
             full[: min(n, logits.shape[-1])] = mask[: logits.shape[-1]]
+        if not bool(full.any()):
+            # no token spells what must come next (a schema constant in characters the vocabulary lacks):
+            # sampling from nothing would give NaN probabilities, so the reply ends here, incomplete
+            self.dead_end = f"after {len(token_ids)} tokens no token of the vocabulary continues the JSON"
+            for tid in self.vocab.eos_token_ids:
+                full[tid] = True
         return logits.masked_fill(~full, float("-inf"))
 
     def _budget(self, state: State, mask: torch.Tensor, nexts: dict[int, State], remaining: int) -> torch.Tensor:

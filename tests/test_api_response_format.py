@@ -156,3 +156,12 @@ def test_the_default_model_writes_valid_json_through_the_openai_client(tmp_path)
             model=MODEL, messages=ask, max_tokens=60, temperature=1.0, seed=3, stream=True,
             response_format={"type": "json_object"}))
         assert isinstance(json.loads(text), dict) and last.finish_reason == "stop", text
+
+
+def test_a_reply_ended_by_a_vocabulary_dead_end_is_said_to_be_incomplete_with_why():
+    from api.response_format import JsonFormat, incomplete_message
+    fmt = JsonFormat("json_schema", {"enum": [{"additionalProperties": None}]}, "odd")
+    message = incomplete_message(fmt, '{"additional', 9, "stop")
+    assert message is not None and "no token of the model's vocabulary continues it" in message
+    assert "JSON valid against schema 'odd'" in message and "raise max_tokens" not in message
+    assert incomplete_message(fmt, '{"additionalProperties": null}', 9, "stop") is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import jsonschema_rs
 import pytest
@@ -38,8 +39,8 @@ ACCEPTED = [
 ]
 
 
-def toy_generate(schema: dict, seed: int, max_tokens: int) -> tuple[str, bool]:
-    """Sample under the constraint from random logits; returns (text, ended by EOS)."""
+def toy_generate(schema: dict, seed: int, max_tokens: int) -> tuple[str, JsonSchemaLogitsProcessor]:
+    """Sample under the constraint from random logits; returns the text and the processor (its dead_end)."""
     vocab = TokenVocabulary.from_strings(TOY, {len(TOY) - 1})
     proc = JsonSchemaLogitsProcessor(schema, vocab=vocab, max_tokens=max_tokens)
     g = torch.Generator().manual_seed(seed)
@@ -48,9 +49,9 @@ def toy_generate(schema: dict, seed: int, max_tokens: int) -> tuple[str, bool]:
         logits = proc(ids, torch.randn(len(TOY), generator=g) * 3)
         tid = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=g))
         if tid == len(TOY) - 1:
-            return "".join(TOY[i] for i in ids), True
+            break
         ids.append(tid)
-    return "".join(TOY[i] for i in ids), False
+    return "".join(TOY[i] for i in ids), proc
 
 
 @pytest.mark.parametrize("schema", ACCEPTED, ids=[json.dumps(s)[:40] for s in ACCEPTED])
@@ -164,5 +165,16 @@ def test_any_json_as_a_schema_is_refused_clearly_or_generates_valid_output(schem
     # an accepted schema must be a JSON Schema jsonschema-rs accepts, and what is generated must validate
     validator = jsonschema_rs.validator_for(schema)
     shortest = len(machine.completion(machine.initial()))
-    text, _ = toy_generate(schema, seed, shortest + 1 + seed % 30)
+    text, proc = toy_generate(schema, seed, shortest + 1 + seed % 30)
+    if proc.dead_end is not None:              # only where no toy token spells what must come next
+        state = machine.feed(machine.initial(), text)
+        assert state is not None and not any(machine.feed(state, tok) for tok in TOY[:-1]), (schema, text)
+        return
     assert validator.is_valid(json.loads(text)), (schema, text)
+
+
+def test_a_constant_the_vocabulary_cannot_spell_ends_the_reply_with_the_reason_instead_of_nan():
+    # the toy vocabulary has no capital letters: the one allowed value cannot be written past '{"additional'
+    text, proc = toy_generate({"enum": [{"additionalProperties": None}]}, seed=0, max_tokens=40)
+    assert text == '{"additional'
+    assert re.fullmatch(r"after (10|11|12) tokens no token of the vocabulary continues the JSON", proc.dead_end or "")

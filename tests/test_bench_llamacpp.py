@@ -2,6 +2,7 @@
 rows (samples captured from the real tools), the build cache key, and the clean skip where no compiler is."""
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -233,28 +234,24 @@ def test_a_failing_tool_is_reported_with_its_exit_code_and_stderr():
         llamacpp.run_tool(cmd, "llama-bench")
 
 
-def _fake_tool(path: Path, output: str, argv_log: Path) -> Path:
-    """An executable standing in for a llama.cpp tool: records its arguments, prints captured output."""
-    out = path.with_suffix(".out")
-    out.write_text(output)
-    path.write_text(f"#!{sys.executable}\nimport sys\n"
-                    f"open({str(argv_log)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
-                    f"sys.stdout.write(open({str(out)!r}).read())\n")
-    path.chmod(0o755)
-    return path
+def test_llama_side_runs_both_tools_with_the_same_threads_and_reads_them(tmp_path, monkeypatch):
+    # the tools are stood in for at subprocess.run, so no script is executed from a (maybe noexec) tmp folder
+    outputs = {"llama-bench": LLAMA_BENCH_JSON, "llama-batched-bench": BATCHED_JSONL}
+    calls: list[list[str]] = []
 
+    def fake_run(cmd, capture_output, text):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout=outputs[Path(cmd[0]).name], stderr="")
 
-def test_llama_side_runs_both_tools_with_the_same_threads_and_reads_them(tmp_path):
-    log = tmp_path / "argv.log"
-    bins = build.Binaries(_fake_tool(tmp_path / "llama-bench", LLAMA_BENCH_JSON, log),
-                          _fake_tool(tmp_path / "llama-batched-bench", BATCHED_JSONL, log))
+    monkeypatch.setattr(llamacpp.subprocess, "run", fake_run)
+    bins = build.Binaries(tmp_path / "llama-bench", tmp_path / "llama-batched-bench")
     sizes = llamacpp.Sizes(prompt=16, gen=4, stream_prompt=8, stream_gen=4, streams=16)
     got, weights = llamacpp.llama_side(bins, "m.gguf", sizes, threads=1)
     assert got == {"prefill": 40.951182, "decode": 15.656694, "streams": pytest.approx(64 / (3.159290 + 1.773347))}
     assert weights == "Q4_1 (GGUF, as is)"
-    bench_argv, batched_argv = log.read_text().splitlines()
-    assert bench_argv == "-m m.gguf -p 16 -n 4 -t 1 -r 1 -o json"
-    assert batched_argv == "-m m.gguf -c 192 -npp 8 -ntg 4 -npl 16 -t 1 -tb 1 --output-format jsonl"
+    assert [" ".join(c[1:]) for c in calls] == [
+        "-m m.gguf -p 16 -n 4 -t 1 -r 1 -o json",
+        "-m m.gguf -c 192 -npp 8 -ntg 4 -npl 16 -t 1 -tb 1 --output-format jsonl"]
 
 
 def test_report_ends_with_the_ratios_and_names_missed_targets(capsys):

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from pipeline.claim_reading import negated
 from pipeline.extraction import cited_for, sentences
 from pipeline.question import find_entities
-from pipeline.vocabulary_reading import clause_around, clause_terms, name_score, pair_signatures, vocabulary_claim
+from pipeline.vocabulary_reading import best_named, clause_around, clause_terms, pair_signatures, vocabulary_claim
 from symbolic import Claim
 
 # What a subject is never carried across: a sentence-internal full stop, a semicolon, "so"/"but"/"while"
@@ -51,11 +51,8 @@ def apposition_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, 
                 lead = answer[cs:b.start + s]
                 blanked = answer[:b.start + s] + " " * len(b.text) + answer[b.end + s:]
                 terms = clause_terms(blanked, cs, b.end + s, ce)
-                scored = sorted(((name_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
-                best, sig = scored[0]
-                if len(sigs) == 1 and lead.strip() and _LEAD_RE.match(lead):
-                    best = 1.0
-                if best < 0.5 or (len(scored) > 1 and scored[1][0] == best) or (sig.name, a.entity_id) in have:
+                sig = best_named(sigs, terms, 0.5, said_by_syntax=bool(lead.strip() and _LEAD_RE.match(lead)))
+                if sig is None or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))
                 out.append(vocabulary_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,

@@ -61,6 +61,21 @@ def name_score(sig: Any, terms: frozenset[str]) -> float:
     return best
 
 
+def best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, said_by_syntax: bool = False) -> Any:
+    """The one relation of ``sigs`` whose name ``terms`` say best, by ``min_score`` at least; None when two
+    tie. ``said_by_syntax``: a sole relation is said by the sentence's form (a copula, an appositive's lead)
+    even when no word of its name is."""
+    scored = sorted(((name_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
+    if not scored:
+        return None
+    best, sig = scored[0]
+    if said_by_syntax and len(scored) == 1:
+        best = 1.0
+    if best < min_score or (len(scored) > 1 and scored[1][0] == best):
+        return None
+    return sig
+
+
 def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
     """Content terms of the clause ``s:e`` up to ``end`` and at most three words (six CJK characters)
     past it: a name right after a value qualifies it ("a 12 % volume discount"), one further on names
@@ -116,11 +131,9 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         cs, ce = clause_around(answer, m.start, m.end)
         cs, ce = max(cs, s), min(ce, e)
         terms = clause_terms(answer, cs, m.end, ce)
-        scored = sorted(((name_score(sig, terms), sig) for sig in sigs if fits(sig, m.value)),
-                        key=lambda p: -p[0])
-        if not scored or scored[0][0] < min_score or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        sig = best_named([sig for sig in sigs if fits(sig, m.value)], terms, min_score)
+        if sig is None:
             continue
-        sig = scored[0][1]
         in_sentence = find_entities(answer[s:e], rulebase)
         in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
         subjects = [_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
@@ -166,11 +179,10 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 for x in (a, b):
                     blanked[x.start + s:x.end + s] = " " * (x.end - x.start)
                 terms = clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
-                scored = sorted(((name_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
-                best, sig = scored[0]
-                if len(sigs) == 1 and a.end <= b.start and _COPULA_RE.match(answer[a.end + s:b.start + s]):
-                    best = 1.0          # "Shanghai is a Tier 1 city": the types' only relation, said by "is"
-                if best < 0.5 or (len(scored) > 1 and scored[1][0] == best) or (sig.name, a.entity_id) in have:
+                # "Shanghai is a Tier 1 city": the types' only relation, said by "is"
+                copula = a.end <= b.start and bool(_COPULA_RE.match(answer[a.end + s:b.start + s]))
+                sig = best_named(sigs, terms, 0.5, said_by_syntax=copula)
+                if sig is None or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))
                 out.append(vocabulary_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,

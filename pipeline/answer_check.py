@@ -57,6 +57,15 @@ _COUNTED = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven
                       r"(?!\s+(?:second|minute|hour|day|week|month|year)s?\b)",
                       re.IGNORECASE)
 _UNEVALUATED = re.compile(r"\d\s*[*×]\s*\d")
+# A why-question is answered by a reason or by denying its premise; restating the premise answers nothing
+# ("Why does the AX-200 carry 300 kg while the LX-500 only carries 200 kg?" -> "The AX-200 carries 300 kg while
+# the LX-500 only carries 200 kg.", shipped fp-01 with the 135M model).
+_WHY = re.compile(r"^\W*why\b|为什么|为何|何以", re.IGNORECASE)
+_REASON = re.compile(r"\b(?:because|since|due to|owing to|so that|in order to|so as to|as a result|reasons?|therefore|"
+                     r"thus|hence|required by|according to|under (?:the|its|their|this)|to (?:ensure|comply|avoid|"
+                     r"protect|meet|keep|prevent|allow|reduce|limit|give|provide|make|cover|guarantee))\b|"
+                     r"\b(?:not|no|never|cannot|none|neither|nor|only)\b|n't|因为|由于|为了|所以|因此|原因|根据|按照|"
+                     r"不|没有|并非|并不|无", re.IGNORECASE)
 
 
 def asked_dimension(question: str) -> str | None:
@@ -152,6 +161,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         asked_values = [v for v, *_ in find_values(focus.question)]
         if all(any(v == a for a in asked_values) for v in values):
             return "it says yes or no with no fact from the documents, only the question's own values"
+    if _WHY.search(focus.question) and not reasons(text) - reasons(focus.question):
+        return "the question asks why, and the answer gives no reason and does not correct its premise"
     dim = asked_dimension(focus.question)
     dims = {v.dimension for v in values if isinstance(v, Quantity) and v.dimension}
     if dim and dims and dim not in dims:
@@ -202,6 +213,11 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                     len(_found_in(topics, content_terms(source))) < terse * len(topics):
                 return "its values' sources are about something else than what the question asks"
     return None
+
+
+def reasons(text: str) -> set[str]:
+    """The words of ``text`` that give a reason or deny something ("because", "not", "因为")."""
+    return {m.group(0).lower() for m in _REASON.finditer(text)}
 
 
 def column_gap(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str | None:

@@ -150,3 +150,14 @@ class ScriptedThenModel:
 
     def stream(self, prompt: str, sampling=None):
         raise NotImplementedError("not used by these tests")
+
+
+def answer_gap_for(rulebase, question: str, answer: str, passages: list) -> str | None:
+    """pipeline.answer_check.answer_gap as the answer loop calls it, for ``answer`` over ``passages``."""
+    from pipeline.answer_check import answer_gap
+    from pipeline.extraction import extract_claims, extract_evidence
+    from pipeline.question import parse_question
+
+    _facts, values = extract_evidence(passages, rulebase)
+    claims, mentions = extract_claims(answer, passages, rulebase)
+    return answer_gap(answer, parse_question(question, rulebase), claims, mentions, rulebase, None, values)

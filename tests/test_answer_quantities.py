@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_check import answer_gap, counted_units, value_periods
-from pipeline.extraction import extract_claims, extract_evidence
-from pipeline.question import parse_question
+from pipeline.answer_check import counted_units, value_periods
+from pipeline.extraction import extract_claims
 from symbolic import load_rulebase
-from pipeline_fakes import FakePassage
+from pipeline_fakes import FakePassage, answer_gap_for
 
 PRICES = FakePassage("sales/prices.md", "The Frostline RT-18 lists at EUR 139,800 per truck, excluding VAT. "
                      "Drivers get a night allowance of EUR 31 per night in Poland.", 0.9)
@@ -51,9 +50,7 @@ def rb(tmp_path_factory):
     ("What is the list price of the Frostline RT-18?", "The Frostline RT-18 lists at EUR 139,800 [1].", True),
 ])
 def test_a_one_item_amount_does_not_answer_a_total(rb, question, answer, answered):
-    _facts, values = extract_evidence([PRICES], rb)
-    claims, mentions = extract_claims(answer, [PRICES], rb)
-    gap = answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values)
+    gap = answer_gap_for(rb, question, answer, [PRICES])
     assert (gap is None) if answered else ("not the total" in gap)
 
 
@@ -72,12 +69,10 @@ def test_the_period_next_to_each_value(rb, answer, expected):
 def test_a_value_per_hour_does_not_answer_per_day_even_when_the_question_is_repeated(rb):
     surcharge = FakePassage("fleet/reefer.md", "The reefer unit uses 2.8 L of diesel per hour. "
                             "The reefer surcharge is EUR 16 per trailer per day.", 0.9)
-    _facts, values = extract_evidence([surcharge], rb)
     question = "How much is the reefer unit surcharge per trailer per day?"
 
     def gap(answer):
-        claims, mentions = extract_claims(answer, [surcharge], rb)
-        return answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, values)
+        return answer_gap_for(rb, question, answer, [surcharge])
     # held-out sup-03 with the 135M model
     assert "counts per hour" in gap("The reefer unit surcharge per trailer per day is 2.8 L of diesel per hour. [1]")
     assert gap("The reefer unit surcharge is EUR 16 per trailer per day [1].") is None

@@ -1,5 +1,6 @@
-"""Which retrieved passages lead the prompt: those the rule base's patterns read a fact from that the question
-asks for (one of its relations, about an entity it names); the rest keep the retrieval rounds' order."""
+"""Which retrieved passages lead the prompt: those stating a fact the question asks for (one of its relations,
+about an entity it names), read by the rule base's patterns or plainly stated (the relation's name, a value of
+its kind, the entity); the rest keep the retrieval rounds' order."""
 from __future__ import annotations
 
 from typing import Any, Sequence

@@ -117,3 +117,13 @@ def test_gather_places_the_bridge_behind_the_first_rounds_best(rb):
     assert ids.count("ax_specs") == 1
     off = gather(QUESTION, 2, retriever, rb, KBFactCache(), multi_hop=False)
     assert "ax_specs" not in [p.chunk_id for p in off.candidates]
+
+
+def test_the_quantity_lookup_equals_a_scan_of_the_kbs_values_and_follows_a_new_kb(rb):
+    kb = _kb([AX_SPECS, LX_SPECS, FakePassage("zh.md", "定位精度 ±1 cm", chunk_id="zh")], rb)
+    for q in (Quantity(10, "mm"), Quantity(200, "kg"), Quantity(7, "kg")):
+        scan = list(dict.fromkeys(v.doc_id for v in kb.values if v.value == q))
+        assert documents_stating(q, kb) == scan
+    assert documents_stating(Quantity(1, "cm"), kb) == ["ax200.md", "zh.md"]     # 1 cm is 10 mm
+    other = _kb([LX_SPECS], rb)
+    assert documents_stating(Quantity(10, "mm"), other) == []

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.bridges import bridge_passages, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
@@ -158,10 +159,10 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
         # city's tier): it follows the first round's best passage, moved up if the first round had it lower.
         # The other follow-ups go last: measured on eval/default_domain.jsonl (eval --mode context), ahead of
         # the first round's tail they pushed more gold facts out of the budget than they brought in.
-        seen = {_key(p) for p in head} | {_key(p) for p in linked}
-        rest = [p for p in first[1:] if _key(p) not in seen]
-        seen |= {_key(p) for p in rest}
-        ctx.candidates = head + linked + rest + [p for p in extra if _key(p) not in seen]
+        # A passage stating a value the question states names the entity the question describes by it
+        # (the robot "with ±10 mm positioning accuracy"): it follows the hops, moved up if already found.
+        bridged = bridge_passages(question, retriever, ctx.kb, rank=_rank)
+        ctx.candidates = place_after(head, linked + bridged, [*first[1:], *extra])
     # measured (eval --mode context, 135M budget): shipped set 0.879 -> 0.887, held-out 0.742 -> 0.798
     ctx.candidates = lead_first(focus, ctx.candidates, rulebase)
     t1 = time.perf_counter()

@@ -63,3 +63,50 @@ def test_a_passage_in_the_questions_language_leads_over_the_other_editions(rb):
     assert [p.chunk_id for p in lead_first(focus, [zh, INTRO, TABLE], rb)] == ["ax", "zh", "intro"]
     # with no lead in the question's language, the other language's leads (an English-only policy)
     assert [p.chunk_id for p in lead_first(focus, [INTRO, zh], rb)] == ["zh", "intro"]
+
+
+SOFT_RULES = """
+type product "product"
+entity product fleet "NW Fleet Manager" aka "Fleet Manager"
+entity product ax_200 "AX-200"
+relation licence_fee(product, money[EUR]) "licence fee per robot per year" aka "许可费"
+relation payload(product, quantity[kg]) "rated payload"
+"""
+
+
+@pytest.fixture(scope="module")
+def soft_rb(tmp_path_factory):
+    d = tmp_path_factory.mktemp("soft_rules")
+    (d / "t.rules").write_text(SOFT_RULES, encoding="utf-8")
+    return load_rulebase(d)
+
+
+def test_a_passage_naming_the_asked_relation_with_a_value_of_its_kind_leads_without_a_pattern(soft_rb):
+    # no pattern reads this phrasing; the passage uses the relation's whole name, states an amount in its
+    # currency and is about the named product by its section heading
+    fee = FakePassage("fm.md", "- The licence fee is EUR 1,200 per robot per year.", 0.2, chunk_id="fee",
+                      heading_path=["NW Fleet Manager", "Licensing"])
+    intro = FakePassage("fm.md", "Fleet Manager plans routes for every robot.", 0.9, chunk_id="intro")
+    focus = parse_question("该软件 NW Fleet Manager 每台机器人每年的许可费是多少？", soft_rb)
+    assert [p.chunk_id for p in lead_first(focus, [intro, fee], soft_rb)] == ["fee", "intro"]
+
+
+@pytest.mark.parametrize("text, heading, why", [
+    ("- The licence fee is CNY 9,000 per robot per year.", ["NW Fleet Manager"], "another currency"),
+    ("- The licence fee is billed per robot per year.", ["NW Fleet Manager"], "no value"),
+    ("- The licence fee is EUR 1,200 per robot per year.", ["Route Planner"], "no entity the question names"),
+    ("- The fee is EUR 1,200 per robot per year.", ["NW Fleet Manager"], "part of the relation's name"),
+])
+def test_no_soft_lead_without_name_value_kind_and_entity(soft_rb, text, heading, why):
+    p = FakePassage("fm.md", text, 0.2, chunk_id="p", heading_path=heading)
+    intro = FakePassage("fm.md", "Fleet Manager plans routes.", 0.9, chunk_id="intro")
+    focus = parse_question("What is the licence fee per robot per year of NW Fleet Manager?", soft_rb)
+    assert [q.chunk_id for q in lead_first(focus, [intro, p], soft_rb)] == ["intro", "p"], why
+
+
+def test_a_soft_lead_needs_the_unit_dimension_of_the_relation(soft_rb):
+    focus = parse_question("What is the rated payload of the AX-200?", soft_rb)
+    kg = FakePassage("ax.md", "AX-200: rated payload 200 kg.", 0.1, chunk_id="kg")
+    mm = FakePassage("ax.md", "AX-200: rated payload tested on a 10 mm step.", 0.2, chunk_id="mm")
+    intro = FakePassage("ax.md", "The AX-200 is a robot.", 0.9, chunk_id="intro")
+    assert [p.chunk_id for p in lead_first(focus, [intro, mm, kg], soft_rb)] == ["kg", "intro", "mm"]

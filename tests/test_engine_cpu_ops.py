@@ -46,8 +46,23 @@ def test_rms_norm_and_fused_rope_match_references():
     qk = torch.randn(5, 6 + 2, 16)
     q_ref, k_ref = apply_rotary_ref(qk[:, :6], qk[:, 6:], positions, cache)
     out = rotate_qk_cpu(qk, *rope_cos_sin(cache, positions))
-    torch.testing.assert_close(out[:, :6], q_ref)
-    torch.testing.assert_close(out[:, 6:], k_ref)
+    # float32: bit-identical (greedy decode must not move); bfloat16: the same fp32 math, rounded once
+    assert torch.equal(out[:, :6], q_ref) and torch.equal(out[:, 6:], k_ref)
+    q16, k16 = apply_rotary_ref(qk[:, :6].bfloat16(), qk[:, 6:].bfloat16(), positions, cache)
+    out16 = rotate_qk_cpu(qk.bfloat16(), *rope_cos_sin(cache, positions))
+    assert out16.dtype == torch.bfloat16
+    assert torch.equal(out16[:, :6], q16) and torch.equal(out16[:, 6:], k16)
+
+
+def test_silu_and_mul_cpu_is_the_reference_bit_for_bit():
+    from neural.kernels.activation import silu_and_mul_ref
+    from neural.models.cpu_ops import silu_and_mul_cpu
+
+    torch.manual_seed(7)
+    for shape in ((1, 96), (5, 96), (2, 3, 40)):
+        x = torch.randn(shape) * 4
+        assert torch.equal(silu_and_mul_cpu(x), silu_and_mul_ref(x))
+        assert torch.equal(silu_and_mul_cpu(x.bfloat16()), silu_and_mul_ref(x.bfloat16()))
 
 
 def test_small_batch_linear_matches_f_linear_at_every_row_count():

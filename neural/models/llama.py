@@ -29,6 +29,7 @@ from neural.models.cpu_ops import (
     rope_cos_sin,
     rotate_qk_cpu,
     select_ops,
+    silu_and_mul_cpu,
     use_cpu_fast_paths,
 )
 from neural.models.onednn_linear import PrepackedLinear, memory_allows_copy, onednn_available
@@ -98,9 +99,10 @@ class MLP(nn.Module):
         super().__init__()
         self.gate_up_proj = Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
         self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.act = silu_and_mul  # rebound to the CPU fast path by bind_kv_cache
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(silu_and_mul(self.gate_up_proj(x)))
+        return self.down_proj(self.act(self.gate_up_proj(x)))
 
 
 class DecoderLayer(nn.Module):
@@ -179,6 +181,7 @@ class LlamaForCausalLM(nn.Module):
                 if prepack and module.weight.dtype == torch.float32:
                     module.op = PrepackedLinear(module.weight)
         for i, layer in enumerate(self.layers):
+            layer.mlp.act = silu_and_mul_cpu if fast else silu_and_mul
             layer.self_attn.fused_rope = fast
             layer.self_attn.k_cache = kv_cache[0, i]
             layer.self_attn.v_cache = kv_cache[1, i]

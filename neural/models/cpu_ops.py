@@ -36,13 +36,22 @@ class DecodeGather:
     8 sequences 140 -> 132 ms; scratch benchmark on the bench/decode.py prompts, 2 threads, 2026-11-29)."""
 
     block_ids: torch.Tensor  # [B * max_blocks] int64: the tables flattened, -1 padding read as block 0 (masked)
-    key_mask: torch.Tensor  # [B, 1, 1, max_blocks * block_size] bool: True inside each sequence's context
+    # [B, 1, 1, max_blocks * block_size] in the model's dtype: 0 inside each sequence's context, -inf past it.
+    # Additive, as SDPA turns a bool mask into before every call (two ops a layer saved)
+    key_mask: torch.Tensor
 
     @classmethod
-    def build(cls, block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int) -> DecodeGather:
+    def build(cls, block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int,
+              dtype: torch.dtype = torch.float32) -> DecodeGather:
         width = block_tables.shape[1] * block_size
-        mask = torch.arange(width, device=block_tables.device)[None, :] < context_lens[:, None]
+        outside = torch.arange(width, device=block_tables.device)[None, :] >= context_lens[:, None]
+        mask = torch.zeros(outside.shape, dtype=dtype, device=outside.device).masked_fill_(outside, float("-inf"))
         return cls(block_tables.long().clamp_min(0).view(-1), mask[:, None, None, :])
+
+
+# SDPA's CPU flash kernel, called as SDPA itself calls it for float32: SDPA's own entry point re-checks the
+# inputs and picks a backend every call, 30 times a step. Same kernel, same inputs: bit-identical.
+_FLASH_CPU = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
 
 
 def paged_attention_decode_cpu(
@@ -54,7 +63,7 @@ def paged_attention_decode_cpu(
     scale: float,
 ) -> torch.Tensor:
     """One query per sequence: gather each table's blocks, masked SDPA with grouped KV heads."""
-    gather = DecodeGather.build(block_tables, context_lens, k_cache.shape[1])
+    gather = DecodeGather.build(block_tables, context_lens, k_cache.shape[1], q.dtype)
     return paged_attention_decode_gathered(q, k_cache, v_cache, gather, scale)
 
 
@@ -68,9 +77,12 @@ def paged_attention_decode_gathered(
     # (the gather was ~15 % of a 16-sequence decode step)
     k = k_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
     v = v_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
-    out = F.scaled_dot_product_attention(
-        q.unsqueeze(2), k, v, attn_mask=gather.key_mask, scale=scale, enable_gqa=n_kv != n_heads
-    )
+    if q.dtype == torch.float32 and k.dtype == torch.float32:
+        out = _FLASH_CPU(q.unsqueeze(2), k, v, 0.0, False, attn_mask=gather.key_mask, scale=scale)[0]
+    else:
+        out = F.scaled_dot_product_attention(
+            q.unsqueeze(2), k, v, attn_mask=gather.key_mask, scale=scale, enable_gqa=n_kv != n_heads
+        )
     return out.view(batch, n_heads, head_dim)
 
 
@@ -176,11 +188,18 @@ def split_gemv(x: torch.Tensor, weight: torch.Tensor, parts: int) -> torch.Tenso
 def rms_norm_cpu(
     x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """torch's fused RMSNorm (one op instead of seven); fp32 math as the reference for low-precision inputs."""
+    """RMSNorm as the reference (HF's) computes it, written out; fp32 math for low-precision inputs.
+
+    Not F.rms_norm: on this CPU build it is a composite that copies its input to float32 even when it is
+    float32 and runs a TensorIterator per step; with the caches cold, as they are between a decode step's weight
+    GEMMs, it took 85 us a call at one 576-wide row against 48 us for these ops (py-spy: 17 % of a one-stream
+    int8 step, 61 calls). Same ops in the same order as the reference: bit-identical in float32.
+    """
     if residual is not None:
         x = x + residual
     if x.dtype == torch.float32:
-        return F.rms_norm(x, (x.shape[-1],), weight, eps), x
+        inv = x.pow(2).mean(-1, keepdim=True).add_(eps).rsqrt_()
+        return (x * inv).mul_(weight), x
     return F.rms_norm(x.float(), (x.shape[-1],), None, eps).to(x.dtype) * weight, x
 
 

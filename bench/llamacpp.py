@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/llamacpp.py [--quick] [--threads 1] [--repeat 3] [--jobs 1]
                                        [--models smollm2-135m,qwen2.5-coder-0.5b] [--cache-dir bench/.llamacpp]
+                                       [--quantization auto|none|int8]
 
 llama.cpp's llama-bench and llama-batched-bench are built once from the llama-cpp-python sdist (see
 bench/llamacpp_build.py; skipped with a message where no compiler or cmake is found). Both sides get the same
@@ -141,6 +142,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true", help=f"fewer tokens ({QUICK}), one round: ~10 min on 2 cores")
     ap.add_argument("--jobs", type=int, default=1, help="compile jobs for the one-time llama.cpp build (default 1)")
     ap.add_argument("--cache-dir", type=Path, default=CACHE_DIR, help="where the llama.cpp build is kept")
+    ap.add_argument("--quantization", choices=("auto", "none", "int8"), default="auto",
+                    help="verirag's weights (default auto: each model as a user gets it)")
     args = ap.parse_args(argv)
     for flag in ("threads", "jobs", "repeat"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
@@ -172,8 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     paths = {name: model_path(name) for name in args.models}
     engines, labels = {}, {}
     for name, path in paths.items():
-        engines[name] = Engine(EngineConfig(model=path, num_threads=args.threads))
-        labels[(name, "verirag")] = "int8 (auto)" if engines[name].int8_plan is not None else "fp32 (auto)"
+        engines[name] = Engine(EngineConfig(model=path, num_threads=args.threads, quantization=args.quantization))
+        labels[(name, "verirag")] = (f"{'int8' if engines[name].int8_plan is not None else 'fp32'} "
+                                     f"({args.quantization})")
         engines[name].generate([1000] * 8, SamplingParams(max_tokens=8, ignore_eos=True))  # warm-up
         print(f"verirag engine for {name} ready ({labels[(name, 'verirag')]}, {load()})", flush=True)
     rng = random.Random(0)

@@ -221,6 +221,7 @@ def test_script_prints_skipped_and_exits_0_without_compiler(tmp_path, monkeypatc
     (["--repeat", "-1"], "--repeat must be at least 1"),
     (["--models", "no-such-model"], "neither a registry name"),
     (["--models", " , "], "names no model"),
+    (["--quantization", "int4"], "invalid choice: 'int4'"),
 ])
 def test_bad_arguments_are_usage_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -262,3 +263,16 @@ def test_report_ends_with_the_ratios_and_names_missed_targets(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-1] == "verirag/llama.cpp: m prefill 0.40×, decode 0.75×, 16 streams 1.50×"
     assert lines[-2].startswith("m: below the issue-18 target in prefill (")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tree", "/nonexistent-tree"], "no neural/engine.py there"),
+    (["--tokens", "1"], "--tokens must be >= 2"),
+    (["--quantization", "fp8"], "invalid choice: 'fp8'"),
+])
+def test_one_stream_bad_arguments_are_usage_errors(argv, message, capsys):
+    import one_stream
+
+    with pytest.raises(SystemExit) as exc:
+        one_stream.main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err

@@ -16,7 +16,20 @@ def test_decode_attention_matches_reference_with_ragged_contexts_and_gqa():
     lens = torch.tensor([10, 3, 16], dtype=torch.int32)
     q = torch.randn(3, 6, 16)
     ref = paged_attention_decode_ref(q, k_cache, v_cache, tables, lens, 0.25)
-    torch.testing.assert_close(paged_attention_decode_cpu(q, k_cache, v_cache, tables, lens, 0.25), ref)
+    got = paged_attention_decode_cpu(q, k_cache, v_cache, tables, lens, 0.25)
+    torch.testing.assert_close(got, ref)
+    # float32 calls SDPA's CPU flash kernel directly: bit-identical to SDPA with a bool mask (greedy decode
+    # must not move)
+    ids = tables.long().clamp_min(0).view(-1)
+    k = k_cache.index_select(0, ids).view(3, 16, 2, 16).transpose(1, 2)
+    v = v_cache.index_select(0, ids).view(3, 16, 2, 16).transpose(1, 2)
+    inside = (torch.arange(16)[None, :] < lens[:, None])[:, None, None, :]
+    sdpa = torch.nn.functional.scaled_dot_product_attention(q.unsqueeze(2), k, v, attn_mask=inside, scale=0.25,
+                                                            enable_gqa=True)
+    assert torch.equal(got, sdpa.view(3, 6, 16))
+    low = paged_attention_decode_cpu(q.bfloat16(), k_cache.bfloat16(), v_cache.bfloat16(), tables, lens, 0.25)
+    assert low.dtype == torch.bfloat16
+    torch.testing.assert_close(low.float(), ref, atol=3e-2, rtol=3e-2)
 
 
 def test_store_matches_reference():
@@ -41,13 +54,33 @@ def test_rms_norm_and_fused_rope_match_references():
         ref = rms_norm_ref(x.to(dtype), w.to(dtype), 1e-6, r.to(dtype))
         torch.testing.assert_close(got[0], ref[0])
         torch.testing.assert_close(got[1], ref[1])
+    for rows, width in ((1, 576), (7, 576), (3, 33)):  # float32: the reference's values bit for bit
+        x, r, w = torch.randn(rows, width) * 3, torch.randn(rows, width), torch.randn(width)
+        for res in (None, r):
+            got, ref = rms_norm_cpu(x, w, 1e-5, res), rms_norm_ref(x, w, 1e-5, res)
+            assert torch.equal(got[0], ref[0]) and torch.equal(got[1], ref[1])
     cache = build_cos_sin_cache(16, 64, 10000.0)
     positions = torch.tensor([0, 7, 3, 63, 12])
     qk = torch.randn(5, 6 + 2, 16)
     q_ref, k_ref = apply_rotary_ref(qk[:, :6], qk[:, 6:], positions, cache)
     out = rotate_qk_cpu(qk, *rope_cos_sin(cache, positions))
-    torch.testing.assert_close(out[:, :6], q_ref)
-    torch.testing.assert_close(out[:, 6:], k_ref)
+    # float32: bit-identical (greedy decode must not move); bfloat16: the same fp32 math, rounded once
+    assert torch.equal(out[:, :6], q_ref) and torch.equal(out[:, 6:], k_ref)
+    q16, k16 = apply_rotary_ref(qk[:, :6].bfloat16(), qk[:, 6:].bfloat16(), positions, cache)
+    out16 = rotate_qk_cpu(qk.bfloat16(), *rope_cos_sin(cache, positions))
+    assert out16.dtype == torch.bfloat16
+    assert torch.equal(out16[:, :6], q16) and torch.equal(out16[:, 6:], k16)
+
+
+def test_silu_and_mul_cpu_is_the_reference_bit_for_bit():
+    from neural.kernels.activation import silu_and_mul_ref
+    from neural.models.cpu_ops import silu_and_mul_cpu
+
+    torch.manual_seed(7)
+    for shape in ((1, 96), (5, 96), (2, 3, 40)):
+        x = torch.randn(shape) * 4
+        assert torch.equal(silu_and_mul_cpu(x), silu_and_mul_ref(x))
+        assert torch.equal(silu_and_mul_cpu(x.bfloat16()), silu_and_mul_ref(x.bfloat16()))
 
 
 def test_small_batch_linear_matches_f_linear_at_every_row_count():
@@ -135,9 +168,9 @@ def test_decode_gather_is_built_once_per_forward_and_matches_hf(tmp_path, monkey
     builds = []
     real_build = cpu_ops.DecodeGather.build.__func__
 
-    def counting_build(cls, block_tables, context_lens, block_size):
+    def counting_build(cls, block_tables, context_lens, block_size, dtype=torch.float32):
         builds.append(block_tables.shape[0])
-        return real_build(cls, block_tables, context_lens, block_size)
+        return real_build(cls, block_tables, context_lens, block_size, dtype)
 
     monkeypatch.setattr(cpu_ops.DecodeGather, "build", classmethod(counting_build))
     eng = Engine(EngineConfig(model=str(folder), block_size=4, kv_cache_bytes=1 << 20))

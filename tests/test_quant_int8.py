@@ -49,6 +49,23 @@ def test_int8_linear_matches_fp32_and_keeps_each_row_at_its_own_resolution() -> 
         lin(torch.randn(2, 63))
 
 
+def test_one_decode_row_takes_the_direct_kernel_call_with_the_same_result() -> None:
+    from neural.models.int8_linear import linear_dynamic
+
+    torch.manual_seed(8)
+    w, b = torch.randn(40, 24) * 0.1, torch.randn(40)
+    for bias in (None, b):
+        lin = Int8Linear.from_float(w, bias)
+        x = torch.randn(1, 24)
+        public = torch.ops.quantized.linear_dynamic(x, lin.packed[0], True)
+        assert torch.equal(linear_dynamic(x, lin.packed[0]), public)
+        assert torch.equal(lin(x), public if bias is None else public + bias)
+        # the general path (N-D input, a non-contiguous row) gives the one-row path's values
+        assert torch.equal(lin(x.view(1, 1, 24))[0], lin(x))
+        wide = torch.randn(1, 48)[:, ::2]
+        assert not wide.is_contiguous() and torch.equal(lin(wide), lin(wide.contiguous()))
+
+
 def test_a_wide_weight_packed_in_pieces_computes_the_same(monkeypatch) -> None:
     from neural.models import int8_linear
 

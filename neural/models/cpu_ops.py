@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from neural.kernels import paged_attention, paged_attention_decode, store_kvcache
+from neural.kernels import paged_attention, paged_attention_decode, silu_and_mul, store_kvcache
 from neural.kernels.attention import gather_sequence_kv, prefix_causal_mask
 from neural.kernels.backend import requested_backend
 
@@ -23,8 +23,10 @@ def store_kvcache_cpu(
 ) -> None:
     """The engine never emits -1 slots (no padding rows), so a plain index_copy_ covers the contract."""
     flat = (-1, *k_cache.shape[2:])
-    k_cache.view(flat).index_copy_(0, slot_mapping, key.to(k_cache.dtype))
-    v_cache.view(flat).index_copy_(0, slot_mapping, value.to(v_cache.dtype))
+    if key.dtype != k_cache.dtype:  # each skipped no-op dispatch counts: see rotate_qk_cpu on per-op cost
+        key, value = key.to(k_cache.dtype), value.to(v_cache.dtype)
+    k_cache.view(flat).index_copy_(0, slot_mapping, key)
+    v_cache.view(flat).index_copy_(0, slot_mapping, value)
 
 
 @dataclass(frozen=True)
@@ -34,13 +36,22 @@ class DecodeGather:
     8 sequences 140 -> 132 ms; scratch benchmark on the bench/decode.py prompts, 2 threads, 2026-11-29)."""
 
     block_ids: torch.Tensor  # [B * max_blocks] int64: the tables flattened, -1 padding read as block 0 (masked)
-    key_mask: torch.Tensor  # [B, 1, 1, max_blocks * block_size] bool: True inside each sequence's context
+    # [B, 1, 1, max_blocks * block_size] in the model's dtype: 0 inside each sequence's context, -inf past it.
+    # Additive, as SDPA turns a bool mask into before every call (two ops a layer saved)
+    key_mask: torch.Tensor
 
     @classmethod
-    def build(cls, block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int) -> DecodeGather:
+    def build(cls, block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int,
+              dtype: torch.dtype = torch.float32) -> DecodeGather:
         width = block_tables.shape[1] * block_size
-        mask = torch.arange(width, device=block_tables.device)[None, :] < context_lens[:, None]
+        outside = torch.arange(width, device=block_tables.device)[None, :] >= context_lens[:, None]
+        mask = torch.zeros(outside.shape, dtype=dtype, device=outside.device).masked_fill_(outside, float("-inf"))
         return cls(block_tables.long().clamp_min(0).view(-1), mask[:, None, None, :])
+
+
+# SDPA's CPU flash kernel, called as SDPA itself calls it for float32: SDPA's own entry point re-checks the
+# inputs and picks a backend every call, 30 times a step. Same kernel, same inputs: bit-identical.
+_FLASH_CPU = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
 
 
 def paged_attention_decode_cpu(
@@ -52,7 +63,7 @@ def paged_attention_decode_cpu(
     scale: float,
 ) -> torch.Tensor:
     """One query per sequence: gather each table's blocks, masked SDPA with grouped KV heads."""
-    gather = DecodeGather.build(block_tables, context_lens, k_cache.shape[1])
+    gather = DecodeGather.build(block_tables, context_lens, k_cache.shape[1], q.dtype)
     return paged_attention_decode_gathered(q, k_cache, v_cache, gather, scale)
 
 
@@ -66,9 +77,12 @@ def paged_attention_decode_gathered(
     # (the gather was ~15 % of a 16-sequence decode step)
     k = k_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
     v = v_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
-    out = F.scaled_dot_product_attention(
-        q.unsqueeze(2), k, v, attn_mask=gather.key_mask, scale=scale, enable_gqa=n_kv != n_heads
-    )
+    if q.dtype == torch.float32 and k.dtype == torch.float32:
+        out = _FLASH_CPU(q.unsqueeze(2), k, v, 0.0, False, attn_mask=gather.key_mask, scale=scale)[0]
+    else:
+        out = F.scaled_dot_product_attention(
+            q.unsqueeze(2), k, v, attn_mask=gather.key_mask, scale=scale, enable_gqa=n_kv != n_heads
+        )
     return out.view(batch, n_heads, head_dim)
 
 
@@ -174,27 +188,51 @@ def split_gemv(x: torch.Tensor, weight: torch.Tensor, parts: int) -> torch.Tenso
 def rms_norm_cpu(
     x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """torch's fused RMSNorm (one op instead of seven); fp32 math as the reference for low-precision inputs."""
+    """RMSNorm as the reference (HF's) computes it, written out; fp32 math for low-precision inputs.
+
+    Not F.rms_norm: on this CPU build it is a composite that copies its input to float32 even when it is
+    float32 and runs a TensorIterator per step; with the caches cold, as they are between a decode step's weight
+    GEMMs, it took 85 us a call at one 576-wide row against 48 us for these ops (py-spy: 17 % of a one-stream
+    int8 step, 61 calls). Same ops in the same order as the reference: bit-identical in float32.
+    """
     if residual is not None:
         x = x + residual
     if x.dtype == torch.float32:
-        return F.rms_norm(x, (x.shape[-1],), weight, eps), x
+        inv = x.pow(2).mean(-1, keepdim=True).add_(eps).rsqrt_()
+        return (x * inv).mul_(weight), x
     return F.rms_norm(x.float(), (x.shape[-1],), None, eps).to(x.dtype) * weight, x
 
 
 def rope_cos_sin(cos_sin_cache: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-step cos/sin rows ``[T, 1, D/2]``: looked up once per forward, not once per layer."""
+    """Per-step RoPE rows ``[T, 1, D]``, looked up once per forward (not once per layer), in the form
+    rotate_qk_cpu takes: ``(cos | cos, -sin | sin)``."""
     cos, sin = cos_sin_cache.index_select(0, positions).unsqueeze(1).chunk(2, dim=-1)
-    return cos, sin
+    return torch.cat([cos, cos], dim=-1), torch.cat([-sin, sin], dim=-1)
 
 
 def rotate_qk_cpu(qk: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate-half RoPE on q and k heads at once (``qk`` is ``[T, H + Hkv, D]``, contiguous in the qkv output)."""
-    half = qk.shape[-1] // 2
-    x1, x2 = qk[..., :half], qk[..., half:]
+    """Rotate-half RoPE on q and k heads at once (``qk`` is ``[T, H + Hkv, D]``, contiguous in the qkv output;
+    ``cos``/``sin`` from rope_cos_sin).
+
+    ``qk * (cos|cos) + (x2|x1) * (-sin|sin)``: the halves swapped by one flip of a ``[.., 2, D/2]`` view, so a
+    layer spends 3 ops here instead of 9. On the 2-core machine a small op costs 3 us in a loop but 15-30 us
+    inside a decode step, whose weight streaming evicts the interpreter's working set from the caches: the
+    count of ops per layer is what one-stream decode pays for. Bit-identical to the reference (``a - b`` and
+    ``a + (-b)`` round the same).
+    """
+    t, h, d = qk.shape
+    swapped = qk.view(t, h, 2, d // 2).flip(2).view(t, h, d)
     if qk.dtype != torch.float32:
-        x1, x2 = x1.float(), x2.float()
-    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).to(qk.dtype)
+        return (qk.float() * cos + swapped.float() * sin).to(qk.dtype)
+    return (qk * cos).add_(swapped * sin)
+
+
+def silu_and_mul_cpu(x: torch.Tensor) -> torch.Tensor:
+    """silu(gate) * up in two ops for float32 (the reference's float()/to() round trips are no-ops there)."""
+    if x.dtype != torch.float32:
+        return silu_and_mul(x)
+    inter = x.shape[-1] // 2
+    return F.silu(x[..., :inter]).mul_(x[..., inter:])
 
 
 def use_cpu_fast_paths(device: torch.device) -> bool:

@@ -16,6 +16,21 @@ from typing import Iterator
 import torch
 from torch import nn
 
+# fbgemm's dynamic int8 linear, called as the C++ operator itself. Through torch.ops a call costs ~58 us of
+# Python before the kernel runs (9 us this way, one thread, 64x64): the op overload walks its arguments looking
+# for fake script objects, and the torch-function check asks the packed weight (a ScriptObject) for
+# ``__torch_function__``, which it answers with a C++ exception. py-spy put that at a third of a one-stream int8
+# decode step of SmolLM2-135M (121 projections a step). linear_dynamic() skips both: its arguments are a plain
+# tensor and the packed weight, never a fake object nor a torch-function subclass.
+_LINEAR_DYNAMIC = getattr(torch.ops.quantized.linear_dynamic.default, "_op", torch.ops.quantized.linear_dynamic.default)
+
+
+def linear_dynamic(x: torch.Tensor, packed) -> torch.Tensor:
+    """``torch.ops.quantized.linear_dynamic(x, packed, reduce_range=True)`` without its Python overhead."""
+    with torch._C.DisableTorchFunctionSubclass():
+        return _LINEAR_DYNAMIC(x, packed, True)
+
+
 QMAX = 127  # symmetric int8: [-127, 127], zero point 0 (fbgemm's per-channel weights are symmetric)
 # fbgemm's prepack time grows faster than the rows: Qwen2.5-0.5B's 151936-row LM head took 6.7 s in one piece,
 # 2.5 s in 32k-row pieces and 1.8 s in 8k-row ones (2-core machine, loaded). Wider weights are packed in pieces
@@ -77,6 +92,12 @@ class Int8Linear(nn.Module):
         return cls(q, scale, bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if len(self.packed) == 1 and x.dim() == 2 and x.shape[0] == 1 and x.dtype == torch.float32 \
+                and x.shape[1] == self.in_features and x.is_contiguous():
+            # one decode row: the general path's reshape/contiguous/cat/view/to are no-ops that still cost a
+            # dispatch each (121 projections a step, see cpu_ops.rotate_qk_cpu on what an op costs there)
+            y = linear_dynamic(x, self.packed[0])
+            return y if self.bias is None else y.add_(self.bias)
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Int8Linear: input has {x.shape[-1]} features, expected {self.in_features}")
         x2 = x.reshape(-1, self.in_features)
@@ -87,7 +108,7 @@ class Int8Linear(nn.Module):
         # One row (a decode step) is its own range already: no rescale, four ops fewer per projection.
         row_max = None if x2.shape[0] == 1 else x2.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
         xs = x2.contiguous() if row_max is None else (x2 / row_max).contiguous()
-        parts = [torch.ops.quantized.linear_dynamic(xs, p, True) for p in self.packed]
+        parts = [linear_dynamic(xs, p) for p in self.packed]
         y = parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
         if row_max is not None:
             y.mul_(row_max)

@@ -29,6 +29,7 @@ from neural.models.cpu_ops import (
     rope_cos_sin,
     rotate_qk_cpu,
     select_ops,
+    silu_and_mul_cpu,
     use_cpu_fast_paths,
 )
 from neural.models.onednn_linear import PrepackedLinear, memory_allows_copy, onednn_available
@@ -72,12 +73,12 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor, positions: torch.Tensor, rope, meta: AttentionMetadata) -> torch.Tensor:
         """``rope`` is the cos/sin cache, or (cos, sin) rows of this step when fused_rope is on."""
         qkv = self.qkv_proj(x)
-        v = qkv[:, self.q_size + self.kv_size :].view(-1, self.n_kv, self.head_dim)
-        if self.fused_rope:
-            qk = qkv[:, : self.q_size + self.kv_size].view(-1, self.n_heads + self.n_kv, self.head_dim)
-            qk = rotate_qk_cpu(qk, *rope)
-            q, k = qk[:, : self.n_heads], qk[:, self.n_heads :]
+        if self.fused_rope:  # views by split: one op where slicing and viewing took four
+            qk, v = qkv.view(-1, self.n_heads + 2 * self.n_kv, self.head_dim).split(
+                [self.n_heads + self.n_kv, self.n_kv], 1)
+            q, k = rotate_qk_cpu(qk, *rope).split([self.n_heads, self.n_kv], 1)
         else:
+            v = qkv[:, self.q_size + self.kv_size :].view(-1, self.n_kv, self.head_dim)
             q = qkv[:, : self.q_size].view(-1, self.n_heads, self.head_dim)
             k = qkv[:, self.q_size : self.q_size + self.kv_size].view(-1, self.n_kv, self.head_dim)
             q, k = apply_rotary(q, k, positions, rope)
@@ -98,9 +99,10 @@ class MLP(nn.Module):
         super().__init__()
         self.gate_up_proj = Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
         self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.act = silu_and_mul  # rebound to the CPU fast path by bind_kv_cache
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(silu_and_mul(self.gate_up_proj(x)))
+        return self.down_proj(self.act(self.gate_up_proj(x)))
 
 
 class DecoderLayer(nn.Module):
@@ -154,8 +156,9 @@ class LlamaForCausalLM(nn.Module):
         residual = None
         rope = rope_cos_sin(self.cos_sin_cache, positions) if self.cpu_fast_path else self.cos_sin_cache
         if self.cpu_fast_path and meta.is_decode:
-            block_size = self.layers[0].self_attn.k_cache.shape[1]
-            meta = replace(meta, decode_gather=DecodeGather.build(meta.block_tables, meta.context_lens, block_size))
+            k_cache = self.layers[0].self_attn.k_cache
+            gather = DecodeGather.build(meta.block_tables, meta.context_lens, k_cache.shape[1], k_cache.dtype)
+            meta = replace(meta, decode_gather=gather)
         for layer in self.layers:
             x, residual = layer(x, residual, positions, rope, meta)
         x, _ = self.norm(x, residual)
@@ -179,6 +182,7 @@ class LlamaForCausalLM(nn.Module):
                 if prepack and module.weight.dtype == torch.float32:
                     module.op = PrepackedLinear(module.weight)
         for i, layer in enumerate(self.layers):
+            layer.mlp.act = silu_and_mul_cpu if fast else silu_and_mul
             layer.self_attn.fused_rope = fast
             layer.self_attn.k_cache = kv_cache[0, i]
             layer.self_attn.v_cache = kv_cache[1, i]

@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-sys.path[:0] = [str(BENCH), str(BENCH.parent)]
+# the project root first: bench/pipeline.py and bench/retrieval.py must not hide the packages of those names
+sys.path.insert(0, str(BENCH.parent))
+if str(BENCH) not in sys.path:
+    sys.path.append(str(BENCH))
 
 from llamacpp_build import CACHE_DIR, Binaries, BuildSkipped, ensure_built  # noqa: E402
 from llamacpp_parse import LlamaOutputError, batched_row, parse_llama_bench  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
+sys.path.append(str(BENCH))  # appended: bench/pipeline.py and bench/retrieval.py must not hide the packages
 
 import llamacpp  # noqa: E402
 import llamacpp_build as build  # noqa: E402

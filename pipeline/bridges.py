@@ -34,26 +34,13 @@ def stated_values(question: str) -> list[Any]:
 def documents_stating(value: Any, kb: KBFacts) -> list[str]:
     """The documents of the knowledge base with a passage stating ``value`` (equal after normalisation)."""
     if isinstance(value, Quantity):
-        return _quantity_index(kb).get(value.key(), [])
+        return kb.documents_by_quantity.get(value.key(), [])
     return list(dict.fromkeys(v.doc_id for v in kb.values if v.value == value))
 
 
-# The quantity index of the last KB read (one KB per answerer; its facts are re-read on a new index version):
-# comparing a value against every value of a 20k-chunk KB costs ~0.5 s, a lookup nothing.
-_INDEX: list[tuple[KBFacts, dict[tuple, list[str]]]] = []
-
-
-def _quantity_index(kb: KBFacts) -> dict[tuple, list[str]]:
-    if _INDEX and _INDEX[0][0] is kb:
-        return _INDEX[0][1]
-    index: dict[tuple, list[str]] = {}
-    for v in kb.values:
-        if isinstance(v.value, Quantity):
-            docs = index.setdefault(v.value.key(), [])
-            if v.doc_id not in docs:
-                docs.append(v.doc_id)
-    _INDEX[:] = [(kb, index)]
-    return index
+def passage_key(p: Any) -> tuple:
+    """One passage, whatever object carries it: its document and span."""
+    return (p.doc_id, p.start, p.end)
 
 
 def _states(passage: Any, value: Any) -> bool:
@@ -76,9 +63,9 @@ def bridge_passages(question: str, retriever: Any, kb: KBFacts | None,
             hits = list(retriever.search(question, top_k=BRIDGE_TOP_K * len(docs), doc_ids=docs))
         except TypeError:      # a retriever without a document filter
             return []
-        keys = {(p.doc_id, p.start, p.end) for p in out}
+        keys = {passage_key(p) for p in out}
         best = next((p for p in sorted(hits, key=rank) if not getattr(p, "quarantine", None)
-                     and (p.doc_id, p.start, p.end) not in keys and _states(p, value)), None)
+                     and passage_key(p) not in keys and _states(p, value)), None)
         if best is not None:
             out.append(best)
     return out
@@ -89,7 +76,7 @@ def place_after(head: Sequence[Any], inserted: Sequence[Any], rest: Sequence[Any
     out: list[Any] = []
     seen: set[tuple] = set()
     for p in (*head, *inserted, *rest):
-        key = (p.doc_id, p.start, p.end)
+        key = passage_key(p)
         if key not in seen:
             seen.add(key)
             out.append(p)

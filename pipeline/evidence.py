@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pipeline.bridges import bridge_passages, place_after
+from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
@@ -42,10 +42,6 @@ def _search(retriever: Any, query: str, top_k: int) -> tuple[list[Any], list[Any
     except TypeError:      # a retriever without quarantine support
         hits = list(retriever.search(query, top_k=top_k))
     return [p for p in hits if not getattr(p, "quarantine", None)], [p for p in hits if getattr(p, "quarantine", None)]
-
-
-def _key(p: Any) -> tuple:
-    return (p.doc_id, p.start, p.end)
 
 
 def _rank(p: Any) -> float:
@@ -180,15 +176,15 @@ def _second_round(retriever: Any, queries: Sequence[str], top_k: int, ctx: Quest
     """The unquarantined hits of ``queries`` (``top_k`` each besides those in ``skip``, first seen first);
     quarantined ones join ``ctx.quarantined``."""
     out: list[Any] = []
-    seen = {_key(p) for p in skip}
-    bad_seen = {_key(b) for b in ctx.quarantined}
+    seen = {passage_key(p) for p in skip}
+    bad_seen = {passage_key(b) for b in ctx.quarantined}
     for q in queries:
         hits, bad = _search(retriever, q, max(top_k, FOLLOWUP_TOP_K) + len(skip))
-        ctx.quarantined += [p for p in bad if _key(p) not in bad_seen]
-        bad_seen |= {_key(p) for p in bad}
+        ctx.quarantined += [p for p in bad if passage_key(p) not in bad_seen]
+        bad_seen |= {passage_key(p) for p in bad}
         # as in the first round, a superseded passage weighs half: a hop finds the current table first
-        new = [p for p in sorted(hits, key=_rank) if _key(p) not in seen][:top_k]
-        seen |= {_key(p) for p in new}
+        new = [p for p in sorted(hits, key=_rank) if passage_key(p) not in seen][:top_k]
+        seen |= {passage_key(p) for p in new}
         out += new
     return out
 

@@ -25,11 +25,15 @@ OTHER = FakePassage("table_lx.md", "| LX-500 | 36 months | 18 months |", 0.7, ch
 TABLE = FakePassage("table_ax.md", "| AX-200 | 24 months | 12 months |", 0.6, chunk_id="ax")
 
 
+def _rulebase(tmp_path_factory, text: str):
+    d = tmp_path_factory.mktemp("rules")
+    (d / "t.rules").write_text(text, encoding="utf-8")
+    return load_rulebase(d)
+
+
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "t.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return _rulebase(tmp_path_factory, RULES)
 
 
 def test_the_passage_stating_the_asked_fact_about_the_named_entity_leads(rb):
@@ -76,9 +80,7 @@ relation payload(product, quantity[kg]) "rated payload"
 
 @pytest.fixture(scope="module")
 def soft_rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("soft_rules")
-    (d / "t.rules").write_text(SOFT_RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return _rulebase(tmp_path_factory, SOFT_RULES)
 
 
 def test_a_passage_naming_the_asked_relation_with_a_value_of_its_kind_leads_without_a_pattern(soft_rb):

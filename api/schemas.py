@@ -89,6 +89,9 @@ class AskResponse(BaseModel):
     proof: dict[str, Any] | None = Field(
         None, description="the rule engine's proof of the answer (relation, value, CF, rule ids, documents, HOW) "
                           "when the question parsed into a goal the rules could prove")
+    premise_corrections: list[dict[str, Any]] = Field(
+        [], description="premises the question states that the rules disprove (the premise's text, relation and "
+                        "value, and the proof of the value the documents give); the answer must correct each")
     quarantined: list[dict[str, Any]] = Field(
         [], description="retrieved passages set apart because they address the model; never shown to it")
 
@@ -139,6 +142,7 @@ class VerifyResponse(BaseModel):
     proof: dict[str, Any] | None = None
     quarantined: list[dict[str, Any]] = []
     timings_ms: dict[str, float] = {}
+    premise_corrections: list[dict[str, Any]] = []
     request_id: str | None = None
 
 

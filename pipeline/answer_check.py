@@ -24,7 +24,7 @@ _ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多
 _ZH_FUNCTION = set("的是了在有和与及或每个这那其之也都就把被对为以于从到")
 
 
-def _values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[Any]:
+def values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[Any]:
     out = [m.value for m in mentions]
     out += [c.fact.args[-1] for c in claims if c.fact.args]
     return out
@@ -136,7 +136,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = ()) -> str | None:
     """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on."""
     text = mask_citations(answer)
-    values = _values_of(claims, mentions)
+    values = values_of(claims, mentions)
     if proof is not None:
         if not any(v == proof.value for v in values) and format_value(proof.value).lower() not in text.lower():
             return f"it does not state the answer the documents give ({format_value(proof.value)})"

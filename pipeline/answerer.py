@@ -198,7 +198,7 @@ class Answerer:
             if ok:
                 status = "verified" if k == 0 else "regenerated"
                 break
-            if ctx.proof is not None:
+            if ctx.proof is not None or ctx.corrections:
                 break          # the proof answers; another draft cannot do better than the proof
             followup = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
 
@@ -240,9 +240,11 @@ class Answerer:
 
     @staticmethod
     def _candidates(ctx: QuestionContext) -> list[Any]:
-        """The prompt's candidate passages: those stating the proof's facts first (the model should see
-        what the answer rests on), then the retrieval rounds' order."""
-        lead = [p for p in ctx.proof_passages]
+        """The prompt's candidate passages: those stating the proof's facts and the corrections of the
+        question's premises first (the model should see what the answer rests on), then the retrieval
+        rounds' order."""
+        stating = [*ctx.proof_passages, *(p for c in ctx.corrections for p in c.passages)]
+        lead = list({(p.doc_id, p.start, p.end): p for p in stating}.values())
         keys = {(p.doc_id, p.start, p.end) for p in lead}
         return lead + [p for p in ctx.candidates if (p.doc_id, p.start, p.end) not in keys]
 

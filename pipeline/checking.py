@@ -6,11 +6,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from pipeline.answer_check import answer_gap, citation_gap
+from pipeline.answer_check import answer_gap, citation_gap, values_of
 from pipeline.attribution import attach_citations
 from pipeline.context import restates
 from pipeline.evidence import QuestionContext
 from pipeline.grounding import check_values, relation_reports, violations_of
+from pipeline.premise import premise_gap
 from pipeline.types import ClaimReport, Violation
 
 # read(answer) -> (claims, value mentions): the answer loop's extractors (patterns, the question's focus, the model)
@@ -54,7 +55,8 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     # An answer that only restates the question (eval fp-12) asserts nothing: its values are
     # the question's premise, so "supported" would vouch for the question, not an answer.
     no_claims = require_claim and (not reports or restates(answer, question))
-    gaps = [g for g in (answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
+    gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, rulebase),
+                        answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
                         citation_gap(reports)) if g]
     if no_claims:
         gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)" if reports else ""))

@@ -13,6 +13,7 @@ from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
 from pipeline.links import link_queries
+from pipeline.premise import PremiseCorrection, disproved_premises
 from pipeline.question import QuestionFocus, find_entities, parse_question, relation_score
 from pipeline.symbolic_answer import ProvenAnswer, prove
 
@@ -33,6 +34,7 @@ class QuestionContext:
     kb: KBFacts | None = None
     proof: ProvenAnswer | None = None
     proof_passages: list[Any] = field(default_factory=list)  # the chunks stating the proof's facts
+    corrections: list[PremiseCorrection] = field(default_factory=list)   # premises of the question disproved
     timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
 
 
@@ -136,7 +138,8 @@ def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any |
 
 def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_cache: KBFactCache | None, *,
            multi_hop: bool = True, symbolic: bool = True) -> QuestionContext:
-    """Retrieval rounds, quarantine, focus and proof for one question (no generation)."""
+    """Retrieval rounds, quarantine, focus, the proof and the question's disproved premises for one
+    question (no generation)."""
     t0 = time.perf_counter()
     focus = parse_question(question, rulebase)
     first, quarantined = _search(retriever, question, top_k)
@@ -167,6 +170,9 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
         ctx.proof = prove(focus, rulebase, facts)
         if ctx.proof is not None:
             ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)
+        ctx.corrections = disproved_premises(focus, rulebase, facts)
+        for c in ctx.corrections:
+            c.passages = proof_passages(c.proof, ctx.candidates, ctx.kb, rulebase, question)
     ctx.timings_ms = {"retrieve": round((t1 - t0) * 1000, 3), "prove": round((time.perf_counter() - t1) * 1000, 3)}
     return ctx
 

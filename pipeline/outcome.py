@@ -12,6 +12,7 @@ from pipeline.grounding import relation_reports, violations_of
 from pipeline.symbolic_answer import compose, stated_value
 from pipeline.types import AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, Status
 from symbolic import Claim
+from symbolic.values import format_value
 
 
 def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list[Attempt], prompt: prompts.Prompt,
@@ -24,7 +25,8 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
     extra: dict[str, Any]   # AnswerResult's optional fields, passed as keywords
     extra = {"quarantined": [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
                              for p in ctx.quarantined],
-             "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None}
+             "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None,
+             "premise_corrections": [c.to_dict() for c in ctx.corrections]}
     if status in ("verified", "regenerated"):
         result = AnswerResult(q, last.answer, status, citations(last.answer, prompt), last.claims,
                               last.violations, attempts, timings, usage, opts.policy,
@@ -36,7 +38,7 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
         if ctx.proof is not None:
             result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
         return result
-    if ctx.proof is not None and rulebase is not None:
+    if (ctx.proof is not None or ctx.corrections) and rulebase is not None:
         return proved_result(q, opts, attempts, prompt, timings, usage, ctx, rulebase, verifier, extra)
     if status == "abstained":
         return AnswerResult(q, last.answer, "abstained", [], [], [], attempts, timings, usage, opts.policy,
@@ -57,38 +59,67 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
     return AnswerResult(q, prompts.ABSTAIN_SENTINEL, "abstained", [], [], [], attempts, timings, usage,
                         opts.policy, f"withheld a failing answer: {reason}", flagged_draft=draft, **extra)
 
+# What a composed answer says first when the rules disprove the question's premise.
+_NOT_RIGHT = {False: "That is not right: ", True: "这个前提不对："}
+
+
+def _same_chunk(a: Any, b: Any) -> bool:
+    return (a.doc_id, a.start, a.end) == (b.doc_id, b.start, b.end)
+
+
+def _cites(shown: list[Any], stating: list[Any], chinese: bool) -> list[int]:
+    """[n] of the shown sources overlapping a passage in ``stating`` (the prompt may show a cut of it),
+    those in the question's language first: an English question cites the English datasheet."""
+    cites = [i + 1 for i, s in enumerate(shown)
+             if any(s.doc_id == p.doc_id and s.start < p.end and p.start < s.end for p in stating)]
+    return [n for n in cites if prompts.is_chinese(shown[n - 1].text) == chinese] or cites
+
+
+def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bool) -> tuple[str, list[Claim], list[str]]:
+    """The corrections of the question's premises, then the proof's answer, as sentences; their claims
+    (spanning each sentence without the lead-in) and each claim's HOW."""
+    parts = [(c.proof, c.passages) for c in ctx.corrections]
+    if ctx.proof is not None:
+        parts.append((ctx.proof, ctx.proof_passages))
+    text, claims, hows = "", [], []
+    for proof, stating in parts:
+        cites = _cites(shown, stating, chinese)
+        sentence = compose(proof, rulebase, cites, chinese=chinese, stated=stated_value(proof, shown))
+        lead = _NOT_RIGHT[chinese] if ctx.corrections and not text else ""
+        if lead and sentence.startswith("The "):
+            sentence = "the" + sentence[3:]
+        text += ("" if not text or chinese else " ") + lead + sentence
+        body = sentence.rstrip("。.")
+        start = len(text) - len(sentence)
+        claims.append(Claim(proof.fact, body, start, start + len(body), [shown[i - 1].doc_id for i in cites],
+                            extractor="proof"))
+        hows.append(proof.how)
+    return text, claims, hows
+
+
 def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: prompts.Prompt, timings: dict,
                   usage: dict, ctx: QuestionContext, rulebase: Any, verifier: Any, extra: dict) -> AnswerResult:
-    """The rules proved the answer and the model did not state it: the proof answers (it wins), in a
-    sentence composed from it, citing the sources that state its facts; its one claim is verified
-    like any other."""
-    proof = ctx.proof
-    assert proof is not None  # final_result calls this with a proof only
+    """The rules proved the answer, or disproved the question's premise, and the model did not say so: the
+    proof answers (it wins), in sentences composed from it (the corrections first), citing the sources that
+    state its facts; its claims are verified like any other."""
     shown = list(prompt.passages)
-    for p in ctx.proof_passages:
-        if not any((p.doc_id, p.start, p.end) == (s.doc_id, s.start, s.end) for s in shown):
+    for p in [*(p for c in ctx.corrections for p in c.passages), *ctx.proof_passages]:
+        if not any(_same_chunk(p, s) for s in shown):
             shown.append(p)
-    chinese = prompts.is_chinese(q)
-    # a shown source overlapping a passage the proof rests on (the prompt may show a cut of it)
-    cites = [i + 1 for i, s in enumerate(shown)
-             if any(s.doc_id == p.doc_id and s.start < p.end and p.start < s.end for p in ctx.proof_passages)]
-    # sources in the question's language first: an English question cites the English datasheet
-    same = [n for n in cites if prompts.is_chinese(shown[n - 1].text) == chinese]
-    cites = same or cites
-    text = compose(proof, rulebase, cites, chinese=chinese,
-                   stated=stated_value(proof, shown))
-    claim = Claim(proof.fact, text.rstrip("。."), 0, len(text.rstrip("。.")),
-                  [shown[i - 1].doc_id for i in cites], extractor="proof")
+    text, claims, hows = _composed(ctx, rulebase, shown, prompts.is_chinese(q))
     facts, values = evidence_for(shown, rulebase, ctx.kb)
-    verification = verifier.verify([claim], facts)
+    verification = verifier.verify(claims, facts)
     reports = relation_reports(verification, facts, shown, values)
     for r in reports:
         r.extractor = "proof"
-        r.explanation += "\nproved: " + proof.how
+        r.explanation += "\nproved: " + next((h for c, h in zip(claims, hows) if c.start == r.start), hows[-1])
     model_said = next((a.answer for a in reversed(attempts) if a.answer), "")
-    how = f"rules {', '.join(proof.node.rule_ids)}" if proof.node.rule_ids else "the documents' facts"
-    reason = (f"the rules proved the answer (CF {proof.cf:.2f}, from {how}); the model's answer did not state it"
-              + (f" (it said: {model_said[:160]!r})" if model_said else ""))
+    said = f" (it said: {model_said[:160]!r})" if model_said else ""
+    reasons = [f"the question's premise is wrong: {c.premise.fact.relation} is {format_value(c.proof.value)}, "
+               f"not {format_value(c.stated)} (CF {c.proof.cf:.2f}, from {_how(c.proof)})" for c in ctx.corrections]
+    if ctx.proof is not None:
+        reasons.append(f"the rules proved the answer (CF {ctx.proof.cf:.2f}, from {_how(ctx.proof)})")
+    reason = "; ".join(reasons) + "; the model's answer did not " + ("say so" if ctx.corrections else "state it") + said
     ok = all(r.verdict == "supported" for r in reports) and not violations_of(verification)
     cited = replace(prompt, passages=shown)
     status: Status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")
@@ -98,6 +129,10 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
                             opts.policy, reason + "; the proof did not verify", flagged_draft=draft, **extra)
     return AnswerResult(q, text, status, citations(text, cited), reports, violations_of(verification),
                         attempts, timings, usage, opts.policy, reason, **extra)
+
+
+def _how(proof: Any) -> str:
+    return f"rules {', '.join(proof.node.rule_ids)}" if proof.node.rule_ids else "the documents' facts"
 
 
 def citations(answer: str, prompt: prompts.Prompt) -> list[Citation]:

@@ -64,6 +64,26 @@ def asks_a_computation(question: str, focus: QuestionFocus) -> bool:
     return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two
 
 
+def _proved(chainer: BackwardChainer, goal: Goal) -> list[Node]:
+    """The proofs of ``goal``'s open argument above the CF threshold, best first."""
+    return [n for n in chainer.prove(goal.relation, (*goal.args, Var("answer"))) if n.cf > THRESHOLD]
+
+
+def _unambiguous(goal: Goal, nodes: list[Node], margin: float) -> ProvenAnswer | None:
+    best, rest = nodes[0], nodes[1:]
+    if rest and rest[0].cf > best.cf - margin:
+        return None
+    docs = [f for f in best.facts if f.provenance.source == "document"]
+    return ProvenAnswer(goal, best.args[-1], best.cf, best, docs, [(n.args[-1], n.cf) for n in rest])
+
+
+def best_proof(chainer: BackwardChainer, goal: Goal, margin: float = MARGIN) -> ProvenAnswer | None:
+    """The value of ``goal``'s open argument that ``chainer`` proves best, or None: nothing proved above
+    the CF threshold, or a runner-up within ``margin`` of it."""
+    nodes = _proved(chainer, goal)
+    return _unambiguous(goal, nodes, margin) if nodes else None
+
+
 def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_depth: int = 20,
           margin: float = MARGIN) -> ProvenAnswer | None:
     """The proved answer to the best-named goals of ``focus``, or None: no goal, a question with values
@@ -75,14 +95,13 @@ def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_
     chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
     found: list[ProvenAnswer] = []
     for goal in (g for g in focus.goals if g.score == top):
-        nodes = [n for n in chainer.prove(goal.relation, (*goal.args, Var("answer"))) if n.cf > THRESHOLD]
+        nodes = _proved(chainer, goal)
         if not nodes:
             continue
-        best, rest = nodes[0], nodes[1:]
-        if rest and rest[0].cf > best.cf - margin:
+        proof = _unambiguous(goal, nodes, margin)
+        if proof is None:
             return None
-        docs = [f for f in best.facts if f.provenance.source == "document"]
-        found.append(ProvenAnswer(goal, best.args[-1], best.cf, best, docs, [(n.args[-1], n.cf) for n in rest]))
+        found.append(proof)
     if not found or any(p.value != found[0].value for p in found[1:]):
         return None
     return max(found, key=lambda p: p.cf)

@@ -37,6 +37,7 @@ class VerifyResult:
     proof: dict | None = None      # the rules' own answer to the question, when they prove one
     quarantined: list[dict] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    premise_corrections: list[dict] = field(default_factory=list)   # premises of the question the rules disprove
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -151,7 +152,7 @@ def verify_with(answerer: Any, question: str, answer: str, passages: Sequence[st
     return VerifyResult(q, check.answer, status, reason, check.reports, check.violations, citations, check.gaps,
                         "passages" if passages is not None else "kb", ctx.proof.to_dict() if ctx.proof else None,
                         [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
-                         for p in ctx.quarantined], timings)
+                         for p in ctx.quarantined], timings, [c.to_dict() for c in ctx.corrections])
 
 
 def verify(question: str, answer: str, passages: Sequence[str] | None = None, *, kb: str | Path | None = None,

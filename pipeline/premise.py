@@ -1,0 +1,99 @@
+"""Premises a question states that the rules disprove: "Why does the AX-200 carry 300 kg?" states
+payload(ax_200, 300 kg), the documents' facts prove 200 kg, so the answer must say the premise is wrong
+before anything else (English and Chinese cues; other languages read no premise)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pipeline.correction_reading import question_claims
+from pipeline.extraction import mask_citations, sentences
+from pipeline.question import Goal, QuestionFocus
+from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
+from symbolic import BackwardChainer, Claim
+from symbolic.values import format_value
+
+# A sentence asking yes or no puts its values to the test ("May I fly business class on a 5-hour
+# flight?"): it asserts nothing, and a threshold it names is the asker's case, not a claim about the policy.
+_YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|did|may|must|should|will|would|was|were|has|have|had|"
+                     r"shall|am)\b|是否|能否|可否|可不可以|能不能|是不是|有没有|吗\s*[？?]?\s*$", re.IGNORECASE)
+# The asker's own case or a supposition ("my trip", "if it costs", "2 months of warranty left"): values
+# there describe a situation, not what the documents say.
+_SITUATION = re.compile(r"\b(?:i|my|me|mine|we|our|us|if|suppose|supposing|assuming|unless|left|remaining)\b|"
+                        r"我|如果|假如|假设|若是|要是|剩余|还剩|剩下", re.IGNORECASE)
+
+
+@dataclass
+class PremiseCorrection:
+    """A premise of the question and the proof of the value the documents give instead."""
+    premise: Claim
+    proof: ProvenAnswer
+    passages: list[Any] = field(default_factory=list)   # the chunks stating the proof's facts
+
+    @property
+    def stated(self) -> Any:
+        return self.premise.fact.args[-1]
+
+    def to_dict(self) -> dict:
+        return {"premise": self.premise.text, "relation": self.premise.fact.relation,
+                "stated": format_value(self.stated), "proved": self.proof.to_dict()}
+
+
+def _sentence_of(question: str, start: int) -> str:
+    for s, e in sentences(question):
+        if s <= start < e:
+            return question[s:e]
+    return question
+
+
+def _asks_yes_no(question: str) -> bool:
+    """Whether the question's last sentence asks yes or no (the earlier ones set the scene)."""
+    parts = [question[s:e] for s, e in sentences(question) if question[s:e].strip()]
+    return bool(parts) and _YES_NO.search(parts[-1]) is not None
+
+
+def stated_premises(question: str, focus: QuestionFocus, rulebase: Any) -> list[Claim]:
+    """The relation claims ``question`` asserts as facts: none in a yes/no question, none in a sentence
+    about the asker's own case or a supposition."""
+    if _asks_yes_no(question):
+        return []
+    return [c for c in question_claims(question, focus, rulebase)
+            if len(c.fact.args) >= 2 and not _SITUATION.search(_sentence_of(question, c.start))]
+
+
+def disproved_premises(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,
+                       margin: float = MARGIN) -> list[PremiseCorrection]:
+    """Each premise of ``focus.question`` whose relation the rules prove, unambiguously, to have another
+    value for the same arguments."""
+    premises = stated_premises(focus.question, focus, rulebase)
+    if not premises:
+        return []
+    chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
+    out: list[PremiseCorrection] = []
+    for claim in premises:
+        fact = claim.fact
+        goal = Goal(fact.relation, tuple(fact.args[:-1]), 1.0)
+        proof = best_proof(chainer, goal, margin)
+        if proof is not None and proof.value != fact.args[-1] \
+                and all(c.proof.goal != goal for c in out):
+            out.append(PremiseCorrection(claim, proof))
+    return out
+
+
+def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[PremiseCorrection], rulebase: Any) -> str | None:
+    """None when ``answer`` states the value each disproved premise should have; otherwise what it must say
+    (``values``: the values its claims and mentions state)."""
+    text = mask_citations(answer).lower()
+    missing = [c for c in corrections
+               if not any(v == c.proof.value for v in values) and format_value(c.proof.value).lower() not in text]
+    if not missing:
+        return None
+    said = "; ".join(f"{_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
+                     f"not {format_value(c.stated)}" for c in missing)
+    return f"the question's premise is wrong ({said}), and the answer does not say so"
+
+
+def _label(rulebase: Any, relation: str) -> str:
+    sig = rulebase.relations.get(relation)
+    return (sig.label or relation.replace("_", " ")) if sig else relation.replace("_", " ")

@@ -10,6 +10,7 @@ from pipeline.answer_check import answer_gap, citation_gap, values_of
 from pipeline.attribution import attach_citations
 from pipeline.context import restates
 from pipeline.evidence import QuestionContext
+from pipeline.extraction import find_values
 from pipeline.grounding import check_values, relation_reports, violations_of
 from pipeline.premise import premise_gap
 from pipeline.types import ClaimReport, Violation
@@ -36,6 +37,13 @@ class Check:
                 and all(r.verdict == "supported" for r in self.reports))
 
 
+def _own(mentions: Sequence[Any], question: str) -> list[Any]:
+    """The value mentions the answer states of its own: a value the question states, restated ("the per diem
+    for a 3-day trip is ..."), is the question's, not a claim to check (a relation claim on it still is)."""
+    asked = [v for v, *_ in find_values(question)]
+    return [m for m in mentions if not any(m.value == a for a in asked)]
+
+
 def check_answer(question: str, answer: str, passages: Sequence[Any], facts: list[Any], values: list[Any],
                  ctx: QuestionContext, rulebase: Any, verifier: Any, read: Reader, *,
                  require_claim: bool = True) -> Check:
@@ -43,22 +51,23 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     [n] markers cite) and the rules, and say what else keeps it from answering ``question``."""
     t = time.perf_counter()
     claims, mentions = read(answer)
-    answer, cited_by_us = attach_citations(answer, passages, mentions, values, claims)
+    answer, cited_by_us = attach_citations(answer, passages, _own(mentions, question), values, claims)
     if cited_by_us:   # the markers move the claims' citations: read them again from the cited text
         claims, mentions = read(answer)
     extract_s = time.perf_counter() - t
     t = time.perf_counter()
     verification = verifier.verify(claims, facts)
-    reports = relation_reports(verification, facts, passages, values) + check_values(mentions, values)
+    reports = relation_reports(verification, facts, passages, values) + check_values(_own(mentions, question), values)
     reports.sort(key=lambda r: r.start)
     violations = violations_of(verification)
     # An answer that only restates the question (eval fp-12) asserts nothing: its values are
     # the question's premise, so "supported" would vouch for the question, not an answer.
-    no_claims = require_claim and (not reports or restates(answer, question))
+    restated = restates(answer, question)
+    no_claims = require_claim and (not reports or restated)
     gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, rulebase),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
                         citation_gap(reports)) if g]
     if no_claims:
-        gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)" if reports else ""))
+        gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)" if restated else ""))
     timings = {"extract": round(extract_s * 1000, 3), "verify": round((time.perf_counter() - t) * 1000, 3)}
     return Check(answer, claims, mentions, reports, violations, gaps, no_claims, cited_by_us, timings)

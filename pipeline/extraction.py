@@ -16,8 +16,11 @@ SUPERSEDED_CF_FACTOR = 0.5
 
 _CITATION_RE = re.compile(r"\[(\d{1,3})\]")
 # A sentence ends at . ! ? 。！？ or a newline; trailing citations ("... 25 days. [1]") stay with it.
-# A decimal point ("2.0 米/秒") ends nothing: the value's sentence is its context (grounding).
-_SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\d))+(?:[.!?。！？]+|\n|$)(?:\s*\[\d{1,3}\])*", re.S)
+# A decimal point ("2.0 米/秒") ends nothing: the value's sentence is its context (grounding). Nor does a
+# newline before a lower-case word: a paragraph wrapped mid-sentence ("Raw telemetry\nis kept for 24 months")
+# keeps its subject with its value.
+_SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\d)|\n(?=[ \t]*[a-z]))+(?:[.!?。！？]+|\n|$)(?:\s*\[\d{1,3}\])*",
+                          re.S)
 _VALUE_ORDER = ("date", "money", "percent", "duration", "quantity", "number")
 _VALUE_RE = [(kind, re.compile(VALUE_REGEX[kind], re.IGNORECASE)) for kind in _VALUE_ORDER]
 
@@ -68,6 +71,8 @@ def mask_citations(text: str) -> str:
     return _CITATION_RE.sub(lambda m: " " * len(m.group(0)), text)
 
 
+# "[n]" copied from an instruction cites nothing (a 0.5B answer: "... is 6 months. [n] [1][3]")
+_PLACEHOLDER_RE = re.compile(r"[ \t]*\[n\]")
 _CITATION_LINE_RE = re.compile(r"(?:\n[ \t]*(?:\[\d{1,3}\][ \t,;.]*)+)+[ \t]*$")
 # A line that opens like a prompt source ("[1] (hr/leave.md) ...") or repeats the regeneration feedback: the
 # model copying its prompt, not answering.
@@ -77,11 +82,12 @@ _SOURCE_ECHO_RE = re.compile(r"^[ \t]*(?:\[\d{1,3}\][ \t]*\([^()\n]*\)|-?[ \t]*I
 
 def strip_citation_lines(answer: str) -> str:
     """Drop what cites or copies instead of answering: everything from a line that echoes a prompt source
-    ("[1] (hr/leave.md) ## 2. ..."), then trailing lines that hold only citation markers ("...180 euros.
-    [1]\n[2]\n[3]")."""
+    ("[1] (hr/leave.md) ## 2. ..."), "[n]" placeholders, then trailing lines that hold only citation markers
+    ("...180 euros.\n[1]\n[2]\n[3]")."""
     echo = _SOURCE_ECHO_RE.search(answer)
     if echo:
         answer = answer[:echo.start()]
+    answer = _PLACEHOLDER_RE.sub("", answer)
     return _CITATION_LINE_RE.sub("", answer.rstrip()).rstrip()
 
 

@@ -224,7 +224,7 @@ def feedback(reports: Sequence[ClaimReport], violations: Sequence[Violation], *,
         lines.append("- It states no specific fact from the sources.")
     lines += [f"- It does not answer the question: {g}." for g in gaps[:max_items]]
     lines.append("Answer the question again using only facts stated in the sources, with their exact numbers, "
-                 "and cite the source [n] that states each." +
+                 "and cite the number of the source that states each, like [1]." +
                  (" If the sources do not contain the answer, reply exactly: The documents do not say."
                   if abstain_hint else ""))
     return "\n".join(lines)

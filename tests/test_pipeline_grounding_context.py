@@ -79,7 +79,7 @@ AX = FakePassage("zh/ax200_manual.md", "最高速度：满载 2.0 米/秒，空�
 def test_fp_12_restating_the_question_is_not_verified(rulebase):
     r, gen = ask(rulebase, [FP_Q], question=FP_Q, passages=[AX], policy="flag")
     assert r.status == "flagged" and "restates the question" in r.reason
-    assert r.claims and all(c.verdict == "supported" for c in r.claims)   # its value alone checks out
+    assert r.claims == []    # its one value is the question's own, restated: not a claim of the answer
     assert "no specific fact" in r.attempts[0].feedback
 
 
@@ -136,7 +136,7 @@ def test_a_fact_supported_only_by_a_source_the_answer_does_not_cite_says_so(rule
     assert gen.calls[0][0]["content"].index("[1] (hr/leave_2025.md)") < gen.calls[0][0]["content"].index("[2] (hr/leave_2023.md)")
     # the fact checks out, the citation does not: not verified, and the regeneration is told why
     assert r.status == "flagged" and "cites a source that does not state it" in r.reason
-    assert "cite the source [n] that states each" in r.attempts[0].feedback
+    assert "cite the number of the source that states each, like [1]" in r.attempts[0].feedback
     (claim,) = r.claims
     assert claim.relation == "annual_leave_days" and claim.verdict == "supported"
     assert claim.cited == ["hr/leave_2023.md"] and claim.cf == pytest.approx(0.8)
@@ -175,3 +175,19 @@ def test_a_number_with_an_unknown_unit_does_not_borrow_another_kinds_value(ruleb
     r, _ = ask(rulebase, ["The discount applies to 12 robots [1]."], question="How many robots?", passages=[robots],
                policy="flag")
     assert r.claims[0].verdict == "supported"       # the same count of the same thing still matches
+
+
+def test_a_value_restated_from_the_question_is_not_checked_and_does_not_block_citing(rulebase):
+    trip = FakePassage("finance/travel.md", "The per diem for a full travel day is EUR 52.", 0.9)
+    r, _ = ask(rulebase, ["The per diem for a 3-day trip day is EUR 52."], question="What is the per diem for a 3-day trip?",
+               passages=[trip], policy="flag")
+    assert r.status == "verified", r.reason
+    assert r.answer.endswith("[1]") and [c.text for c in r.claims] == ["EUR 52"]
+
+
+def test_a_wrapped_paragraph_keeps_its_subject_with_its_value():
+    from pipeline.extraction import sentences
+    text = "## 2. Telemetry\n\nRobots send telemetry. Raw telemetry\nis kept for 24 months; after that\nnothing.\n| A | 1 |\n| B | 2 |\n"
+    assert [text[s:e].strip() for s, e in sentences(text)] == [
+        "## 2.", "Telemetry", "Robots send telemetry.",
+        "Raw telemetry\nis kept for 24 months; after that\nnothing.", "| A | 1 |", "| B | 2 |"]

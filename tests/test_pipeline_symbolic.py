@@ -131,6 +131,8 @@ def test_echoed_sources_and_citation_only_lines_are_stripped():
     # the regeneration feedback repeated back is not part of the answer (eval/holdout un-08, fp-07)
     assert strip_citation_lines("It is 30 days [1].\n- It does not answer the question: x.\nAnswer the question again") \
         == "It is 30 days [1]."
+    # "[n]" copied from the instruction cites nothing
+    assert strip_citation_lines("The robot warranty is 24 months. [n] [1][3]") == "The robot warranty is 24 months. [1][3]"
 
 
 def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):

@@ -25,7 +25,9 @@ class SamplingParams:
     stop_token_ids: list[int] = field(default_factory=list)
     ignore_eos: bool = False
     logprobs: bool = False
-    # each gets (generated token ids so far, logits [vocab] float32) and returns logits
+    # each gets (generated token ids so far, logits [vocab] float32) and returns logits. One that defines
+    # active(generated ids) -> bool promises, when it returns False, to leave the logits unchanged for those
+    # ids and every continuation of them: speculative decoding, off while any processor is active, resumes.
     logits_processors: list[LogitsProcessor] = field(default_factory=list)
     speculative: bool = True  # False: opt out of speculative decoding when the engine speculates
 

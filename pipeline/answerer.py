@@ -242,8 +242,10 @@ class Answerer:
     def _candidates(ctx: QuestionContext) -> list[Any]:
         """The prompt's candidate passages: those stating the proof's facts and the corrections of the
         question's premises first (the model should see what the answer rests on), then the retrieval
-        rounds' order."""
+        rounds' order. Of those, the ones in the question's language come first: a proof resting on a fact both
+        the English datasheet and the Chinese manual state needs only one of them in a short budget."""
         stating = [*ctx.proof_passages, *(p for c in ctx.corrections for p in c.passages)]
+        stating.sort(key=lambda p: prompts.is_chinese(p.text) != prompts.is_chinese(ctx.question))
         lead = list({(p.doc_id, p.start, p.end): p for p in stating}.values())
         keys = {(p.doc_id, p.start, p.end) for p in lead}
         return lead + [p for p in ctx.candidates if (p.doc_id, p.start, p.end) not in keys]

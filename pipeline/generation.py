@@ -6,6 +6,7 @@ import time
 from typing import Any, Generator
 
 from pipeline import prompts
+from pipeline.citation_guard import CitationOnlyGuard
 from pipeline.events import Generation, TokenEvent
 from pipeline.types import AskOptions
 
@@ -19,8 +20,10 @@ def generate(generator: Any, prompt: prompts.Prompt, opts: AskOptions, attempt: 
     """Run one generation (yielding token events when streaming); returns text, timings, usage."""
     from neural import SamplingParams
     seed = None if opts.seed is None else opts.seed + attempt
+    guard = [CitationOnlyGuard(generator.tokenizer)] if getattr(generator, "supports_logits_processors", True) \
+        and getattr(generator, "tokenizer", None) is not None else []
     sampling = SamplingParams(max_tokens=opts.max_tokens, temperature=opts.temperature, seed=seed,
-                              repetition_penalty=repetition_penalty, stop=list(stop))
+                              repetition_penalty=repetition_penalty, stop=list(stop), logits_processors=guard)
     t0 = time.perf_counter()
     first = None
     out = None

@@ -188,3 +188,39 @@ def test_bad_speculative_config_and_params(folder):
         EngineConfig(speculative={"method": "ngram"})
     with pytest.raises(InvalidSamplingError, match="speculative"):
         SamplingParams(speculative="yes")
+
+
+class _BanEarly:
+    """A processor active for the first ``n`` generated tokens only, banning ``token`` there."""
+
+    def __init__(self, token: int, n: int) -> None:
+        self.token, self.n, self.calls = token, n, 0
+
+    def active(self, generated_ids: list[int]) -> bool:
+        return len(generated_ids) < self.n
+
+    def __call__(self, generated_ids: list[int], logits):
+        self.calls += 1
+        if self.active(generated_ids):
+            logits = logits.clone()
+            logits[self.token] = float("-inf")
+        return logits
+
+
+def test_speculation_resumes_once_a_processor_is_done(folder):
+    """A processor that says it is done (SamplingParams: active() False) lets speculation resume; the output
+    is the plain engine's with the same processor, token for token."""
+    prompts = _prompts(6, seed=3)
+    plain = _engine(folder).generate(prompts, _greedy())
+    bans = [ref.token_ids[0] for ref in plain]      # ban what the model would say first: the outputs change
+    want = _engine(folder).generate(prompts, [_greedy(logits_processors=[_BanEarly(b, 2)]) for b in bans])
+    spec = _engine(folder, SpeculativeConfig(num_speculative_tokens=5))
+    got = spec.generate(prompts, [_greedy(logits_processors=[_BanEarly(b, 2)]) for b in bans])
+    for i, (w, g, ref) in enumerate(zip(want, got, plain)):
+        assert g.token_ids == w.token_ids, i
+        assert w.token_ids[0] != ref.token_ids[0]
+    assert sum(o.metrics.spec_decode.proposed_tokens for o in got if o.metrics.spec_decode) > 0
+    # a processor with no active() is never known to be done: no speculation at all
+    never = spec.generate(prompts, [_greedy(logits_processors=[lambda ids, logits: logits])] * len(prompts))
+    assert all(o.metrics.spec_decode is None for o in never)
+    _check_no_leak(spec)

@@ -40,6 +40,11 @@ class _State:
         self.pending = 0  # proposed tokens sitting unverified at the tail of seq.token_ids
 
 
+def _active(processor: object, generated_ids: list[int]) -> bool:
+    active = getattr(processor, "active", None)
+    return active is None or bool(active(generated_ids))
+
+
 class Speculator:
     def __init__(self, cfg: SpeculativeConfig, proposer: Proposer, block_manager: BlockManager,
                  max_model_len: int) -> None:
@@ -53,8 +58,9 @@ class Speculator:
     @staticmethod
     def eligible(seq: Sequence) -> bool:
         # logits processors (grammar-constrained decoding) may keep state across calls: they are only
-        # ever run on the real sequence, one token at a time
-        return seq.sampling.speculative and not seq.sampling.logits_processors
+        # ever run on the real sequence, one token at a time, while they are active (see SamplingParams)
+        sp = seq.sampling
+        return sp.speculative and not any(_active(p, seq.generated_ids) for p in sp.logits_processors)
 
     def request_metrics(self, seq: Sequence) -> SpecDecodeMetrics | None:
         st = self.states.get(seq.request_id)

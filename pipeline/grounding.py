@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from pipeline.context import shares_context
+from pipeline.crossed_values import crossed_by, label_of
 from pipeline.extraction import SUPERSEDED_CF_FACTOR, EvidenceValue, ValueMention
 from pipeline.types import ClaimReport, Violation
 from symbolic.values import Date, Money, Percentage, Quantity
@@ -49,6 +50,9 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
         if m.unit_word:   # "38,500 decibels": only a bare number the source also counts in decibels
             hits = [ev for ev in hits if _bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower()]
+        # a value said of its neighbour's label ("空载 1.5 米/秒" where the table gives 1.5 for 满载) is not grounded
+        crossed = [(ev, other) for ev in hits if (other := crossed_by(m.context, ev, evidence)) is not None]
+        hits = [ev for ev in hits if all(ev is not c for c, _o in crossed)]
         cited = [ev for ev in hits if ev.doc_id in m.cited]
         off_topic = []
         if not cited:
@@ -73,6 +77,10 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             shown = [ev for ev in same_kind if ev.doc_id in m.cited] or same_kind
             said = "; ".join(f"{ev.doc_id}: {ev.text!r}" for ev in shown[:4])
             why = f"no retrieved document states {m.text!r}" + (f"; the documents state {said}" if said else "")
+            if crossed and not off_topic:
+                ev, other = crossed[0]
+                why = (f"{ev.doc_id} states {m.text!r} for {label_of(ev)!r}; the answer says it of what "
+                       f"{label_of(other)!r} labels") + (f"; the documents state {said}" if said else "")
             if off_topic:
                 why = (f"{off_topic[0].doc_id} states {m.text!r} only in {off_topic[0].context.strip()!r}, which shares "
                        f"no word with the answer's sentence, and the answer does not cite it") + \

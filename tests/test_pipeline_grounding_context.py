@@ -51,9 +51,10 @@ def test_ans_02_uncited_value_from_another_context_is_unsupported(rulebase):
     r, _ = ask(rulebase, [ANS_02], policy="flag")
     assert r.status == "flagged"
     by_text = {c.text: c for c in r.claims}
-    # "12 months" is stated only in the AX-200 warranty row: nothing in common with the answer.
+    # "12 months" is stated only in the AX-200 warranty row, and the answer says it of the LX-500's row
     assert by_text["12 months"].verdict == "unsupported"
-    assert "AX-200" in by_text["12 months"].explanation and "does not cite" in by_text["12 months"].explanation
+    why = by_text["12 months"].explanation
+    assert "for 'AX-200 | 24 months | 12 months'" in why and "the answer says it of what 'LX-500" in why
     # "18 months" sits in the LX-500 row: same subject, so the weak uncited support still applies.
     assert by_text["18 months"].verdict == "supported" and by_text["18 months"].cf == pytest.approx(0.8)
 

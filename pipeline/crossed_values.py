@@ -1,0 +1,53 @@
+"""Values said of their neighbour's label: a table or sentence that states two values of one kind under two
+labels ("最高速度（满载）1.5 米/秒", "最高速度（空载）2.0 米/秒") grounds neither value said of the other's label
+("空载时最高速度是 1.5 米/秒")."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from pipeline.context import content_terms
+from pipeline.extraction import EvidenceValue
+from symbolic.values import Quantity
+
+
+def _same_kind(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    return not isinstance(a, Quantity) or a.dimension == b.dimension
+
+
+def _neighbours(ev: EvidenceValue, evidence: Sequence[EvidenceValue]) -> list[EvidenceValue]:
+    """Values of ``ev``'s kind stated beside it with another label: in its sentence, or in another row of
+    a table of its document."""
+    row = ev.context.lstrip().startswith("|")
+    return [o for o in evidence if o.doc_id == ev.doc_id and o.value != ev.value and _same_kind(o.value, ev.value)
+            and (o.context == ev.context or (row and o.context.lstrip().startswith("|") and o.context != ev.context))]
+
+
+def crossed_by(said_in: str, ev: EvidenceValue, evidence: Sequence[EvidenceValue]) -> EvidenceValue | None:
+    """The neighbour whose label the answer's sentence ``said_in`` uses for ``ev``'s value, while it uses none of
+    the words that set ``ev``'s own label apart; None when there is none."""
+    answer = content_terms(said_in)
+    own = content_terms(ev.context)
+    for other in _neighbours(ev, evidence):
+        theirs = content_terms(other.context)
+        if other.context == ev.context:     # one sentence: the words nearest each value label it
+            own, theirs = _label_terms(ev), _label_terms(other)
+        if own - theirs and answer & (theirs - own) and not answer & (own - theirs):
+            return other
+    return None
+
+
+def label_of(ev: EvidenceValue) -> str:
+    """The words that label ``ev`` in its source, for an explanation."""
+    return ev.context.strip().strip("|").strip()
+
+
+def _label_terms(ev: EvidenceValue) -> set[str]:
+    """The words just before a value in its sentence (after the previous value or clause mark)."""
+    ctx, at = ev.context, ev.context.find(ev.text)
+    if at < 0:
+        return content_terms(ctx)
+    before = ctx[:at]
+    cut = max(before.rfind(ch) for ch in ",，;；、:：")
+    return content_terms(before[cut + 1:])

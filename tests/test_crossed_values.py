@@ -1,0 +1,51 @@
+"""A value said of its neighbour's label is not grounded: rows of one table, or clauses of one sentence, that
+state two values of one kind under two labels."""
+from __future__ import annotations
+
+from pipeline.crossed_values import crossed_by
+from pipeline.extraction import extract_evidence
+from pipeline.grounding import check_values
+from pipeline.extraction import find_values, ValueMention
+from pipeline_fakes import FakePassage
+
+TABLE = FakePassage("zh/manual.md", "| 项目 | 数值 |\n|---|---|\n| 最高速度（满载） | 1.5 米/秒 |\n| 最高速度（空载） | 2.0 米/秒 |\n"
+                    "| 额定载重 | 200 公斤 |\n", 0.9)
+PROSE = FakePassage("products/x.md", "Top speed: loaded 1.5 m/s, empty 2.0 m/s. The AX-200 weighs 300 kg.", 0.9)
+
+
+class NoRules:
+    relations: dict = {}
+
+    def extract(self, text, source=None):
+        return []
+
+
+def _evidence(*passages):
+    return extract_evidence(list(passages), NoRules())[1]
+
+
+def _mention(sentence: str, value_text: str) -> ValueMention:
+    value, kind, s, e = next(v for v in find_values(sentence) if sentence[v[2]:v[3]] == value_text)
+    return ValueMention(value, kind, value_text, s, e, [], sentence)
+
+
+def test_a_table_value_said_of_the_other_rows_label_is_not_grounded():
+    ev = _evidence(TABLE)
+    one_five = next(e for e in ev if e.text == "1.5 米/秒")
+    assert crossed_by("空载时最高速度是 1.5 米/秒。", one_five, ev).text == "2.0 米/秒"
+    assert crossed_by("满载时最高速度是 1.5 米/秒。", one_five, ev) is None
+    assert crossed_by("最高速度是 1.5 米/秒。", one_five, ev) is None          # no label at all: not crossed
+    [report] = check_values([_mention("空载时最高速度是 1.5 米/秒。", "1.5 米/秒")], ev)
+    assert report.verdict == "unsupported" and "the answer says it of what" in report.explanation
+    [report] = check_values([_mention("满载时最高速度是 1.5 米/秒。", "1.5 米/秒")], ev)
+    assert report.verdict == "supported"
+
+
+def test_clauses_of_one_sentence_label_their_own_values():
+    ev = _evidence(PROSE)
+    [one_five] = [e for e in ev if e.text == "1.5 m/s"]
+    assert crossed_by("The empty top speed is 1.5 m/s.", one_five, ev).text == "2.0 m/s"
+    assert crossed_by("The loaded top speed is 1.5 m/s, less than empty.", one_five, ev) is None
+    # values of another kind are no neighbours: the weight is not a speed
+    [weight] = [e for e in ev if e.text == "300 kg"]
+    assert crossed_by("Loaded it weighs 300 kg.", weight, ev) is None

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
-from pipeline.grounding import NOT_CITED, values_match
+from pipeline.grounding import NOT_CITED, is_bare, values_match
 from pipeline.question import QuestionFocus, asked_currency, find_entities
 from pipeline.types import ClaimReport
 from symbolic.values import Money, Quantity, format_value, value_type
@@ -132,6 +132,26 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
+def _about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
+                   rulebase: Any | None) -> str | None:
+    """Why a value answers about another entity: every source stating it is about one of the asked entity's
+    type that the question does not ask about (its row, section or document title names that one and none
+    asked), as "每 2,000 运行小时" from the AX-200 manual for a question about the LX-500."""
+    if rulebase is None or not focus.entities:
+        return None
+    asked = {(e.type, e.entity_id) for e in focus.entities}
+    types = {t for t, _ in asked}
+    for m in mentions:
+        stating = [ev for ev in evidence if ev.value == m.value and not is_bare(m.value)]
+        abouts = [{(e.type, e.entity_id) for e in find_entities(" ".join((ev.title, ev.heading, ev.context)), rulebase)
+                   if e.type in types} for ev in stating]
+        if stating and all(named and not named & asked for named in abouts):
+            other = sorted(eid for named in abouts for _t, eid in named)[0]
+            asked_id = sorted(eid for _t, eid in asked)[0]
+            return f"its value {m.text!r} is stated about {other}, but the question asks about {asked_id}"
+    return None
+
+
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
                rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = ()) -> str | None:
     """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on."""
@@ -188,6 +208,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             if any(t == etype for t, _ in asked) and not any((etype, a) in said for t, a in asked if t == etype):
                 other = next(a for t, a in asked if t == etype)
                 return f"it is about {eid}, but the question asks about {other}"
+    elsewhere = _about_another(focus, mentions, evidence, rulebase)
+    if elsewhere:
+        return elsewhere
     topics = topic_terms(focus.question, focus)
     if len(topics) >= 2:
         own = content_terms(text.replace("\n", " "))

@@ -64,6 +64,7 @@ class EvidenceValue:
     context: str = ""        # the passage sentence (or table row) that states it
     column: Column | None = None   # the table column it sits in, when it is a table cell
     heading: str = ""        # the passage's section heading ("Dead on arrival"): what its sentences are about
+    title: str = ""          # its document's title ("AX-200 自主移动机器人用户手册"): what the whole document is about
 
 
 def mask_citations(text: str) -> str:
@@ -215,7 +216,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
                                         _sentence_at(p.text, sents, s),
                                         column_at(p.text, s, getattr(p, "context_prefix", None)),
-                                        " ".join((getattr(p, "heading_path", None) or [])[-1:])))
+                                        " ".join((getattr(p, "heading_path", None) or [])[-1:]),
+                                        getattr(p, "title", None) or ""))
     return facts, values
 
 

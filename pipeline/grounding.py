@@ -27,7 +27,7 @@ def _magnitude(v: Any) -> float | None:
     return None
 
 
-def _bare(v: Any) -> bool:
+def is_bare(v: Any) -> bool:
     return isinstance(v, Quantity) and v.unit == ""
 
 
@@ -49,7 +49,7 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
     for m in mentions:
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
         if m.unit_word:   # "38,500 decibels": only a bare number the source also counts in decibels
-            hits = [ev for ev in hits if _bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower()]
+            hits = [ev for ev in hits if is_bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower()]
         # a value said of its neighbour's label ("空载 1.5 米/秒" where the table gives 1.5 for 满载) is not grounded
         crossed = [(ev, other) for ev in hits if (other := crossed_by(m.context, ev, evidence)) is not None]
         hits = [ev for ev in hits if all(ev is not c for c, _o in crossed)]
@@ -60,7 +60,7 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             # ("10") matches something in almost any passage. And the passage sentence stating it
             # must share a content word with the answer's sentence: "12 months" of a warranty table
             # does not ground "runs for 12 months" (default-domain eval, ans-02).
-            exact = [ev for ev in hits if m.value == ev.value and not _bare(m.value)]
+            exact = [ev for ev in hits if m.value == ev.value and not is_bare(m.value)]
             hits = [ev for ev in exact if shares_context(m.context, ev.context)]
             off_topic = [ev for ev in exact if ev not in hits]
         best = sorted(cited or hits, key=lambda ev: ev.superseded)

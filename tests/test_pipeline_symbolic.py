@@ -323,3 +323,23 @@ def test_a_question_asked_in_one_currency_is_not_answered_in_another(rb):
                                                "The hotel limit per night in Tier 1 is EUR 180 [1].")
     assert _gap(rb, "What is the hotel limit per night in Tier 1 in euros?",
                 "The hotel limit per night in Tier 1 is EUR 180 [1].") is None
+
+
+def test_a_value_every_source_states_about_another_entity_does_not_answer(rb):
+    from pipeline.extraction import extract_evidence
+    manual = FakePassage("zh/ax200_manual.md", "| 专业保养 | 每 2,000 运行小时 |", 0.9, chunk_id="m")
+    manual.title = "AX-200 用户手册"
+    shared = FakePassage("service.md", "| Service interval | 2,000 operating hours |", 0.5, chunk_id="s")
+    _facts, only_ax = extract_evidence([manual], rb)
+    _facts, both = extract_evidence([manual, shared], rb)
+
+    def gap(question, answer, evidence):
+        claims, mentions = extract_claims(answer, [manual], rb)
+        return answer_gap(answer, parse_question(question, rb), claims, mentions, rb, None, evidence)
+
+    # eval un-10: the AX-200 manual's interval, given for the LX-500
+    assert gap("LX-500 的专业保养周期是多少运行小时？", "每 2,000 运行小时 [1]", only_ax) == \
+        "its value '2,000 运行小时' is stated about ax_200, but the question asks about lx_500"
+    assert gap("AX-200 的专业保养周期是多少运行小时？", "每 2,000 运行小时 [1]", only_ax) is None
+    # a source that names no product states it too: it may be the LX-500's
+    assert gap("LX-500 的专业保养周期是多少运行小时？", "每 2,000 运行小时 [1]", both) is None

@@ -132,6 +132,12 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
+def _relation_terms(rulebase: Any, relation: str) -> set[str]:
+    sig = rulebase.relations.get(relation)
+    names = [relation.replace("_", " ")] + ([sig.label or "", *sig.aliases] if sig is not None else [])
+    return set().union(*(content_terms(n) for n in names))
+
+
 def _about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
                    rulebase: Any | None) -> str | None:
     """Why a value answers about another entity: every source stating it is about one of the asked entity's
@@ -168,6 +174,13 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if goal_relations and stated and not stated & goal_relations:
         goal = sorted(goal_relations)[0]
         return f"it states {', '.join(sorted(stated))}, but the question asks for {goal}"
+    if not goal_relations and stated and rulebase is not None:
+        # no goal parsed, so no relation to compare with: a relation none of whose names shares a word with
+        # the question is about something else ("How long must a train journey be before I may travel first
+        # class?" -> a booking deadline, shipped sup-08 with the 0.5B model)
+        asked = content_terms(focus.question)
+        if not any(_relation_terms(rulebase, r) & asked for r in stated):
+            return f"it states {', '.join(sorted(stated))}, which the question does not ask about"
     wanted = focus.answer_types
     value_kinds = {value_type(v) for v in values}
     if wanted & {"duration", "money", "quantity", "percent", "date", "number"} and not wanted & {"yesno", "person",

@@ -343,3 +343,12 @@ def test_a_value_every_source_states_about_another_entity_does_not_answer(rb):
     assert gap("AX-200 的专业保养周期是多少运行小时？", "每 2,000 运行小时 [1]", only_ax) is None
     # a source that names no product states it too: it may be the LX-500's
     assert gap("LX-500 的专业保养周期是多少运行小时？", "每 2,000 运行小时 [1]", both) is None
+
+
+def test_a_relation_the_question_does_not_name_does_not_answer_it(rb):
+    # no goal parses from either question; the answer's payload claim shares a word with one only
+    assert parse_question("How fast does the AX-200 drive?", rb).goals == []
+    assert _gap(rb, "How fast does the AX-200 drive?", "The AX-200 has a rated payload of 200 kg [1].") == \
+        "it states payload, which the question does not ask about"
+    assert parse_question("Which robot has the largest payload?", rb).goals == []
+    assert _gap(rb, "Which robot has the largest payload?", "The AX-200 has a rated payload of 200 kg [1].") is None

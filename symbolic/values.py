@@ -199,8 +199,10 @@ QUANTITY_RE = rf"(?:{ANY_NUM}{_JOIN}{_alternation(_OTHER_UNIT_WORDS)}{_END}|{DUR
 _CURRENCY_PREFIX = _alternation(["$", "US$", "¥", "￥", "€", "£"]) + "|" + r"(?:USD|CNY|RMB|EUR|GBP|JPY|HKD)\b"
 _CURRENCY_SUFFIX = _alternation([k for k in CURRENCY_ALIASES if k not in ("$", "us$", "¥", "￥", "€", "£")])
 # After a currency sign "m" is a million too ("$3m"); elsewhere it is a metre.
+# "8 Euro pallets" counts pallets (the EPAL "Euro pallet"): a currency word that names a pallet is no money.
+_NOT_MONEY_AFTER = r"(?!\s*-?\s*pallets?\b)"
 MONEY_RE = (rf"(?:(?:{_CURRENCY_PREFIX})\s*{_ARABIC_UNIT}(?:{_SCALE}|\s*mn?(?![A-Za-z]))?"
-            rf"|{ANY_NUM}\s*{_CURRENCY_SUFFIX}{_END})")
+            rf"|{ANY_NUM}\s*{_CURRENCY_SUFFIX}{_END}{_NOT_MONEY_AFTER})")
 PERCENT_RE = rf"(?:{_ARABIC_UNIT}\s*(?:%|％|percent\b|per cent\b)|百分之{ANY_NUM})"
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december"]

@@ -102,3 +102,14 @@ def test_speed_and_temperature_are_their_own_dimensions():
 def test_hyphens_that_are_not_minus_signs(text, expected):
     got = [(getattr(v, "value", None), getattr(v, "unit", None)) for v, _ in _found(text)]
     assert got == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The MV-7 carries 8 Euro pallets on one deck.", [("number", "8")]),
+    ("| Frostline SR-33 | 33 Euro-pallets |", [("number", "33")]),
+    ("It costs 8 euros per pallet.", [("money", "8 euros")]),
+    ("EUR 8 per pallet", [("money", "EUR 8")]),
+])
+def test_a_euro_pallet_is_counted_not_paid(text, expected):
+    from pipeline.extraction import find_values
+    assert [(kind, text[s:e]) for _v, kind, s, e in find_values(text)] == expected

@@ -7,7 +7,7 @@ import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
-from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
+from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations, sentences
 from pipeline.grounding import NOT_CITED, is_bare, values_match
 from pipeline.question import QuestionFocus, asked_currency, find_entities
 from pipeline.types import ClaimReport
@@ -132,6 +132,20 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
+def repeats_itself(text: str) -> bool:
+    """A sentence said twice (a model caught in a loop: "The data is only available for 30 days ... The data is
+    only available for 30 days ...", shipped mh-04 with the 135M model); short ones ("Yes.") may repeat."""
+    seen: set[str] = set()
+    for s, e in sentences(text):
+        said = re.sub(r"\W+", " ", text[s:e]).strip().lower()
+        if len(said.split()) < 4 and len(said) < 8:
+            continue
+        if said in seen:
+            return True
+        seen.add(said)
+    return False
+
+
 def _relation_terms(rulebase: Any, relation: str) -> set[str]:
     sig = rulebase.relations.get(relation)
     names = [relation.replace("_", " ")] + ([sig.label or "", *sig.aliases] if sig is not None else [])
@@ -169,6 +183,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         return None
     if _UNEVALUATED.search(text):
         return "it leaves a calculation unevaluated"
+    if repeats_itself(text):
+        return "it repeats itself"
     goal_relations = {g.relation for g in focus.goals}
     stated = {c.fact.relation for c in claims}
     if goal_relations and stated and not stated & goal_relations:

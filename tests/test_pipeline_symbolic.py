@@ -352,3 +352,11 @@ def test_a_relation_the_question_does_not_name_does_not_answer_it(rb):
         "it states payload, which the question does not ask about"
     assert parse_question("Which robot has the largest payload?", rb).goals == []
     assert _gap(rb, "Which robot has the largest payload?", "The AX-200 has a rated payload of 200 kg [1].") is None
+
+
+def test_an_answer_caught_in_a_loop_does_not_answer(rb):
+    loop = ("The rated payload of the AX-200 is 200 kg [1]. The AX-200 is only available for 30 days. "
+            "The AX-200 is only available for 30 days. The AX-200 is only")
+    assert _gap(rb, "Which robot has the largest payload?", loop) == "it repeats itself"
+    assert _gap(rb, "Which robot has the largest payload?", "Yes. Yes. The AX-200 has a rated payload of 200 kg [1].") \
+        is None   # a short sentence may repeat

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations, sentences
 from pipeline.grounding import NOT_CITED, is_bare, values_match
-from pipeline.question import QuestionFocus, asked_currency, find_entities
+from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
 from symbolic.values import Money, Quantity, format_value, value_type
 
@@ -185,6 +185,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         return "it leaves a calculation unevaluated"
     if repeats_itself(text):
         return "it repeats itself"
+    if asks_two(focus.question) and len({format_value(v) for v in values}) < 2:
+        return "the question asks two things, and the answer states one value at most"
     goal_relations = {g.relation for g in focus.goals}
     stated = {c.fact.relation for c in claims}
     if goal_relations and stated and not stated & goal_relations:

@@ -43,6 +43,11 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
 _TYPE_RES = [(re.compile(rx, re.IGNORECASE), types) for rx, types in _TYPE_CUES]
 
 
+def asks_two(question: str) -> bool:
+    """A question of two question sentences ("…最多几天内可以无理由退货？质量问题换货的期限是几天？") asks two things."""
+    return len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1
+
+
 def answer_types(question: str) -> frozenset[str]:
     """The answer types a question expects (empty when its wording gives no cue)."""
     for rx, types in _TYPE_RES:

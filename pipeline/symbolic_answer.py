@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pipeline.extraction import find_values
-from pipeline.question import Goal, QuestionFocus
+from pipeline.question import Goal, QuestionFocus, asks_two
 from symbolic import BackwardChainer, Fact, Node, Provenance
 from symbolic.cf import THRESHOLD
 from symbolic.explain import how_text
@@ -60,8 +60,7 @@ def asks_a_computation(question: str, focus: QuestionFocus) -> bool:
     for e in focus.entities:                 # "Tier 1", "AX-200": names, not values
         chars[e.start:e.end] = " " * (e.end - e.start)
     unnamed = "".join(chars)
-    asks_two = len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1
-    return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two
+    return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two(question)
 
 
 def _proved(chainer: BackwardChainer, goal: Goal) -> list[Node]:

@@ -360,3 +360,10 @@ def test_an_answer_caught_in_a_loop_does_not_answer(rb):
     assert _gap(rb, "Which robot has the largest payload?", loop) == "it repeats itself"
     assert _gap(rb, "Which robot has the largest payload?", "Yes. Yes. The AX-200 has a rated payload of 200 kg [1].") \
         is None   # a short sentence may repeat
+
+
+def test_a_question_of_two_questions_needs_two_answers(rb):
+    two = "AX-200 的额定载重是多少？LX-500 的呢？"
+    assert _gap(rb, two, "AX-200 的额定载重为 200 公斤 [1]。") == \
+        "the question asks two things, and the answer states one value at most"
+    assert _gap(rb, two, "AX-200 的额定载重为 200 公斤，LX-500 为 500 公斤 [1]。") is None

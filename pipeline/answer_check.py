@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.answer_scope import about_another, relation_terms, repeats_itself
 from pipeline.context import content_terms
-from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations, sentences
-from pipeline.grounding import NOT_CITED, is_bare, values_match
+from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
+from pipeline.grounding import NOT_CITED, values_match
 from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
 from symbolic.values import Money, Quantity, format_value, value_type
@@ -132,46 +133,6 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
-def repeats_itself(text: str) -> bool:
-    """A sentence said twice (a model caught in a loop: "The data is only available for 30 days ... The data is
-    only available for 30 days ...", shipped mh-04 with the 135M model); short ones ("Yes.") may repeat."""
-    seen: set[str] = set()
-    for s, e in sentences(text):
-        said = re.sub(r"\W+", " ", text[s:e]).strip().lower()
-        if len(said.split()) < 4 and len(said) < 8:
-            continue
-        if said in seen:
-            return True
-        seen.add(said)
-    return False
-
-
-def _relation_terms(rulebase: Any, relation: str) -> set[str]:
-    sig = rulebase.relations.get(relation)
-    names = [relation.replace("_", " ")] + ([sig.label or "", *sig.aliases] if sig is not None else [])
-    return set().union(*(content_terms(n) for n in names))
-
-
-def _about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
-                   rulebase: Any | None) -> str | None:
-    """Why a value answers about another entity: every source stating it is about one of the asked entity's
-    type that the question does not ask about (its row, section or document title names that one and none
-    asked), as "每 2,000 运行小时" from the AX-200 manual for a question about the LX-500."""
-    if rulebase is None or not focus.entities:
-        return None
-    asked = {(e.type, e.entity_id) for e in focus.entities}
-    types = {t for t, _ in asked}
-    for m in mentions:
-        stating = [ev for ev in evidence if ev.value == m.value and not is_bare(m.value)]
-        abouts = [{(e.type, e.entity_id) for e in find_entities(" ".join((ev.title, ev.heading, ev.context)), rulebase)
-                   if e.type in types} for ev in stating]
-        if stating and all(named and not named & asked for named in abouts):
-            other = sorted(eid for named in abouts for _t, eid in named)[0]
-            asked_id = sorted(eid for _t, eid in asked)[0]
-            return f"its value {m.text!r} is stated about {other}, but the question asks about {asked_id}"
-    return None
-
-
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
                rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = ()) -> str | None:
     """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on."""
@@ -197,7 +158,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         # the question is about something else ("How long must a train journey be before I may travel first
         # class?" -> a booking deadline, shipped sup-08 with the 0.5B model)
         asked = content_terms(focus.question)
-        if not any(_relation_terms(rulebase, r) & asked for r in stated):
+        if not any(relation_terms(rulebase, r) & asked for r in stated):
             return f"it states {', '.join(sorted(stated))}, which the question does not ask about"
     wanted = focus.answer_types
     value_kinds = {value_type(v) for v in values}
@@ -239,7 +200,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             if any(t == etype for t, _ in asked) and not any((etype, a) in said for t, a in asked if t == etype):
                 other = next(a for t, a in asked if t == etype)
                 return f"it is about {eid}, but the question asks about {other}"
-    elsewhere = _about_another(focus, mentions, evidence, rulebase)
+    elsewhere = about_another(focus, mentions, evidence, rulebase)
     if elsewhere:
         return elsewhere
     topics = topic_terms(focus.question, focus)

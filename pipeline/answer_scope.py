@@ -1,0 +1,52 @@
+"""Whether an answer is about what was asked, beyond its words: the entity its values are stated about, the
+relations it names, and whether it says anything twice."""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from pipeline.context import content_terms
+from pipeline.extraction import EvidenceValue, ValueMention, sentences
+from pipeline.grounding import is_bare
+from pipeline.question import QuestionFocus, find_entities
+
+
+def repeats_itself(text: str) -> bool:
+    """A sentence said twice (a model caught in a loop: "The data is only available for 30 days ... The data is
+    only available for 30 days ...", shipped mh-04 with the 135M model); short ones ("Yes.") may repeat."""
+    seen: set[str] = set()
+    for s, e in sentences(text):
+        said = re.sub(r"\W+", " ", text[s:e]).strip().lower()
+        if len(said.split()) < 4 and len(said) < 8:
+            continue
+        if said in seen:
+            return True
+        seen.add(said)
+    return False
+
+
+def relation_terms(rulebase: Any, relation: str) -> set[str]:
+    """The content terms of a relation's names: its identifier, label and aliases."""
+    sig = rulebase.relations.get(relation)
+    names = [relation.replace("_", " ")] + ([sig.label or "", *sig.aliases] if sig is not None else [])
+    return set().union(*(content_terms(n) for n in names))
+
+
+def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
+                   rulebase: Any | None) -> str | None:
+    """Why a value answers about another entity: every source stating it is about one of the asked entity's
+    type that the question does not ask about (its row, section or document title names that one and none
+    asked), as "每 2,000 运行小时" from the AX-200 manual for a question about the LX-500."""
+    if rulebase is None or not focus.entities:
+        return None
+    asked = {(e.type, e.entity_id) for e in focus.entities}
+    types = {t for t, _ in asked}
+    for m in mentions:
+        stating = [ev for ev in evidence if ev.value == m.value and not is_bare(m.value)]
+        abouts = [{(e.type, e.entity_id) for e in find_entities(" ".join((ev.title, ev.heading, ev.context)),
+                                                                 rulebase) if e.type in types} for ev in stating]
+        if stating and all(named and not named & asked for named in abouts):
+            other = sorted(eid for named in abouts for _t, eid in named)[0]
+            asked_id = sorted(eid for _t, eid in asked)[0]
+            return f"its value {m.text!r} is stated about {other}, but the question asks about {asked_id}"
+    return None

@@ -14,7 +14,7 @@ from pipeline.context import content_terms
 from pipeline.leads import lead_first
 from pipeline.links import link_queries
 from pipeline.premise import PremiseCorrection, disproved_premises
-from pipeline.question import QuestionFocus, find_entities, parse_question, relation_score
+from pipeline.question import QuestionFocus, entity_label, find_entities, parse_question, relation_label, relation_score
 from pipeline.symbolic_answer import ProvenAnswer, prove
 
 # Passages per follow-up query, and the most follow-up queries per question.
@@ -52,14 +52,6 @@ def _rank(p: Any) -> float:
     return -float(getattr(p, "score", 0.0)) * (0.5 if getattr(p, "superseded", False) else 1.0)
 
 
-def _label(rulebase: Any, relation: str) -> str:
-    sig = rulebase.relations.get(relation)
-    return (sig.label or relation.replace("_", " ")) if sig else relation.replace("_", " ")
-
-
-def _entity_label(rulebase: Any, eid: Any) -> str:
-    e = rulebase.entities.get(eid) if isinstance(eid, str) else None
-    return e.label if e else str(eid)
 
 
 def _is_chinese(text: str) -> bool:
@@ -115,14 +107,14 @@ def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any |
     if other:
         out.append(other)
     for goal in focus.goals[:2]:
-        names = " ".join(_entity_label(rulebase, a) for a in goal.args)
+        names = " ".join(entity_label(rulebase, a) for a in goal.args)
         for rule in rulebase.backward_rules:
             if rule.head.relation != goal.relation:
                 continue
             for prem in rule.premises:
                 rel = getattr(prem, "relation", None)
                 if rel and rel != goal.relation:
-                    out.append(f"{_label(rulebase, rel)} {names}".strip())
+                    out.append(f"{relation_label(rulebase, rel)} {names}".strip())
     bridged = bridge_entities(focus, kb)
     if not bridged:
         asked = focus.entity_ids
@@ -132,7 +124,7 @@ def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any |
                 if e.entity_id not in asked:
                     seen[e.entity_id] = seen.get(e.entity_id, 0) + 1
         bridged = [eid for eid, _n in sorted(seen.items(), key=lambda kv: -kv[1])[:1]]
-    out += [f"{_entity_label(rulebase, eid)} {focus.question}" for eid in bridged]
+    out += [f"{entity_label(rulebase, eid)} {focus.question}" for eid in bridged]
     return list(dict.fromkeys(out))[:MAX_FOLLOWUPS]
 
 

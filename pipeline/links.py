@@ -8,7 +8,7 @@ from typing import Any, Iterable, Sequence
 from pipeline.context import content_terms
 from pipeline.extraction import extract_evidence
 from pipeline.kb_facts import KBFacts, evidence_passages
-from pipeline.question import QuestionFocus, asked_currency, relation_score, value_fits
+from pipeline.question import QuestionFocus, asked_currency, entity_label, relation_label, relation_score, value_fits
 
 # A chain title -> grade -> limit is two hops; longer chains drift from the question.
 MAX_HOPS = 2
@@ -69,7 +69,7 @@ def link_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any, kb: 
         reached: set[Any] = set()
         for link in useful:
             for value in values_of(link.source, frontier, pools):
-                out.append(f"{_label(rulebase, link.target)} {_entity_label(rulebase, value)}")
+                out.append(f"{relation_label(rulebase, link.target)} {entity_label(rulebase, value)}")
                 reached.add(value)
         frontier = reached - frontier
         if not frontier:
@@ -77,11 +77,3 @@ def link_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any, kb: 
     return list(dict.fromkeys(out))
 
 
-def _label(rulebase: Any, relation: str) -> str:
-    sig = rulebase.relations.get(relation)
-    return (sig.label if sig and sig.label else relation.replace("_", " "))
-
-
-def _entity_label(rulebase: Any, value: Any) -> str:
-    e = rulebase.entities.get(value) if isinstance(value, str) else None
-    return e.label if e else str(value)

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from pipeline.correction_reading import question_claims
 from pipeline.extraction import mask_citations, sentences
-from pipeline.question import Goal, QuestionFocus
+from pipeline.question import Goal, QuestionFocus, relation_label
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
 from symbolic import BackwardChainer, Claim
 from symbolic.values import format_value
@@ -81,7 +81,8 @@ def disproved_premises(focus: QuestionFocus, rulebase: Any, evidence: Sequence[A
     return out
 
 
-def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[PremiseCorrection], rulebase: Any) -> str | None:
+def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[PremiseCorrection],
+                rulebase: Any) -> str | None:
     """None when ``answer`` states the value each disproved premise should have; otherwise what it must say
     (``values``: the values its claims and mentions state)."""
     text = mask_citations(answer).lower()
@@ -89,11 +90,7 @@ def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[Premis
                if not any(v == c.proof.value for v in values) and format_value(c.proof.value).lower() not in text]
     if not missing:
         return None
-    said = "; ".join(f"{_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
+    said = "; ".join(f"{relation_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
                      f"not {format_value(c.stated)}" for c in missing)
     return f"the question's premise is wrong ({said}), and the answer does not say so"
 
-
-def _label(rulebase: Any, relation: str) -> str:
-    sig = rulebase.relations.get(relation)
-    return (sig.label or relation.replace("_", " ")) if sig else relation.replace("_", " ")

@@ -149,6 +149,18 @@ def relation_names(sig: Any) -> list[str]:
     return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
 
 
+def relation_label(rulebase: Any, relation: str) -> str:
+    """A relation as the rule author labels it ("hotel limit per night"), else its identifier in words."""
+    sig = rulebase.relations.get(relation)
+    return sig.label if sig is not None and sig.label else relation.replace("_", " ")
+
+
+def entity_label(rulebase: Any, value: Any) -> str:
+    """An entity id as the rule author labels it ("Tier 1"); any other value as written."""
+    e = rulebase.entities.get(value) if isinstance(value, str) else None
+    return e.label if e else str(value)
+
+
 def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
     """The best share of one of the relation's names (label, aliases, id words) that the question uses."""
     best = 0.0

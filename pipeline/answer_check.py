@@ -156,9 +156,12 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if not goal_relations and stated and rulebase is not None:
         # no goal parsed, so no relation to compare with: a relation none of whose names shares a word with
         # the question is about something else ("How long must a train journey be before I may travel first
-        # class?" -> a booking deadline, shipped sup-08 with the 0.5B model)
-        asked = content_terms(focus.question)
-        if not any(relation_terms(rulebase, r) & asked for r in stated):
+        # class?" -> a booking deadline, shipped sup-08 with the 0.5B model). A relation with no name in the
+        # question's language cannot be judged so (a Chinese question, an English-only rule file).
+        question_terms = content_terms(focus.question)
+        chinese = any("\u4e00" <= ch <= "\u9fff" for ch in focus.question)
+        if not any(relation_terms(rulebase, r, chinese=chinese) & question_terms
+                   or not relation_terms(rulebase, r, chinese=chinese) for r in stated):
             return f"it states {', '.join(sorted(stated))}, which the question does not ask about"
     wanted = focus.answer_types
     value_kinds = {value_type(v) for v in values}

@@ -25,11 +25,13 @@ def repeats_itself(text: str) -> bool:
     return False
 
 
-def relation_terms(rulebase: Any, relation: str) -> set[str]:
-    """The content terms of a relation's names: its identifier, label and aliases."""
+def relation_terms(rulebase: Any, relation: str, *, chinese: bool = False) -> set[str]:
+    """The content terms of a relation's names (identifier, label, aliases) in one language: Chinese names
+    for ``chinese``, the others otherwise (empty when the rule files give it none in that language)."""
     sig = rulebase.relations.get(relation)
     names = [relation.replace("_", " ")] + ([sig.label or "", *sig.aliases] if sig is not None else [])
-    return set().union(*(content_terms(n) for n in names))
+    names = [n for n in names if any("\u4e00" <= ch <= "\u9fff" for ch in n) == chinese]
+    return set().union(set(), *(content_terms(n) for n in names))
 
 
 def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],

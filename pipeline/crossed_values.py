@@ -3,14 +3,14 @@ labels ("最高速度（满载）1.5 米/秒", "最高速度（空载）2.0 米/
 ("空载时最高速度是 1.5 米/秒")."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue
 from symbolic.values import Quantity
 
 
-def _same_kind(a: object, b: object) -> bool:
+def _same_kind(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     return not isinstance(a, Quantity) or a.dimension == b.dimension

@@ -20,8 +20,8 @@ def generate(generator: Any, prompt: prompts.Prompt, opts: AskOptions, attempt: 
     """Run one generation (yielding token events when streaming); returns text, timings, usage."""
     from neural import SamplingParams
     seed = None if opts.seed is None else opts.seed + attempt
-    guard = [CitationOnlyGuard(generator.tokenizer)] if getattr(generator, "supports_logits_processors", True) \
-        and getattr(generator, "tokenizer", None) is not None else []
+    local = getattr(generator, "supports_logits_processors", True) and getattr(generator, "tokenizer", None) is not None
+    guard: list[Any] = [CitationOnlyGuard(generator.tokenizer)] if local else []
     sampling = SamplingParams(max_tokens=opts.max_tokens, temperature=opts.temperature, seed=seed,
                               repetition_penalty=repetition_penalty, stop=list(stop), logits_processors=guard)
     t0 = time.perf_counter()

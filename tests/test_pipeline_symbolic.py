@@ -367,3 +367,13 @@ def test_a_question_of_two_questions_needs_two_answers(rb):
     assert _gap(rb, two, "AX-200 的额定载重为 200 公斤 [1]。") == \
         "the question asks two things, and the answer states one value at most"
     assert _gap(rb, two, "AX-200 的额定载重为 200 公斤，LX-500 为 500 公斤 [1]。") is None
+
+
+def test_a_relation_named_only_in_another_language_is_not_judged_by_its_names(tmp_path):
+    (tmp_path / "t.rules").write_text('type group "employee group"\nentity group full_time "full-time employee" aka '
+                                      '"全职员工"\nrelation leave(g: group, d: duration[day]) "annual leave"\n'
+                                      'pattern L: "年假{d:duration}" -> leave(full_time, ?d)\n', encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    claims, mentions = extract_claims("全职员工年假25天[1]。", [], rb)
+    assert [c.fact.relation for c in claims] == ["leave"]
+    assert answer_gap("全职员工年假25天[1]。", parse_question("全职员工有多少天年假？", rb), claims, mentions, rb) is None

@@ -10,6 +10,7 @@ from pipeline.answer_scope import about_another, relation_terms, repeats_itself
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
+from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
 from symbolic.values import Money, Quantity, format_value, value_type
@@ -133,13 +134,19 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
+def states_value(text: str, values: Sequence[Any], value: Any) -> bool:
+    """Whether an answer (``text``, citations masked) states ``value``: among the values read from it, or as
+    format_value writes it."""
+    return any(v == value for v in values) or format_value(value).lower() in text.lower()
+
+
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
                rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = ()) -> str | None:
     """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on."""
     text = mask_citations(answer)
     values = values_of(claims, mentions)
     if proof is not None:
-        if not any(v == proof.value for v in values) and format_value(proof.value).lower() not in text.lower():
+        if not states_value(text, values, proof.value):
             return f"it does not state the answer the documents give ({format_value(proof.value)})"
         return None
     if _UNEVALUATED.search(text):
@@ -159,7 +166,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         # class?" -> a booking deadline, shipped sup-08 with the 0.5B model). A relation with no name in the
         # question's language cannot be judged so (a Chinese question, an English-only rule file).
         question_terms = content_terms(focus.question)
-        chinese = any("\u4e00" <= ch <= "\u9fff" for ch in focus.question)
+        chinese = is_chinese(focus.question)
         if not any(relation_terms(rulebase, r, chinese=chinese) & question_terms
                    or not relation_terms(rulebase, r, chinese=chinese) for r in stated):
             return f"it states {', '.join(sorted(stated))}, which the question does not ask about"

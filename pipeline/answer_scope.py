@@ -8,6 +8,7 @@ from typing import Any, Sequence
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, sentences
 from pipeline.grounding import is_bare
+from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, find_entities
 
 
@@ -30,7 +31,7 @@ def relation_terms(rulebase: Any, relation: str, *, chinese: bool = False) -> se
     for ``chinese``, the others otherwise (empty when the rule files give it none in that language)."""
     sig = rulebase.relations.get(relation)
     names = [relation.replace("_", " ")] + ([sig.label or "", *sig.aliases] if sig is not None else [])
-    names = [n for n in names if any("\u4e00" <= ch <= "\u9fff" for ch in n) == chinese]
+    names = [n for n in names if is_chinese(n) == chinese]
     return set().union(set(), *(content_terms(n) for n in names))
 
 

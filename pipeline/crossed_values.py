@@ -21,7 +21,7 @@ def _neighbours(ev: EvidenceValue, evidence: Sequence[EvidenceValue]) -> list[Ev
     a table of its document."""
     row = ev.context.lstrip().startswith("|")
     return [o for o in evidence if o.doc_id == ev.doc_id and o.value != ev.value and _same_kind(o.value, ev.value)
-            and (o.context == ev.context or (row and o.context.lstrip().startswith("|") and o.context != ev.context))]
+            and (o.context == ev.context or (row and o.context.lstrip().startswith("|")))]
 
 
 def crossed_by(said_in: str, ev: EvidenceValue, evidence: Sequence[EvidenceValue]) -> EvidenceValue | None:

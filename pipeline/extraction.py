@@ -127,7 +127,8 @@ def cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str, 
     return citations_in(answer, passages)
 
 
-def _sentence_at(text: str, sents: list[tuple[int, int]], pos: int) -> str:
+def sentence_at(text: str, sents: list[tuple[int, int]], pos: int) -> str:
+    """The sentence of ``sents`` (spans of ``text``) holding position ``pos``; "" when none does."""
     return next((text[s:e] for s, e in sents if s <= pos < e), "")
 
 
@@ -183,7 +184,7 @@ def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
             continue
         bare = isinstance(value, Quantity) and value.unit == ""
         values.append(ValueMention(value, kind, answer[s:e], s, e, cited_for((s, e), sents, answer, passages),
-                                   _sentence_at(masked, sents, s), unit_word(masked, e) if bare else ""))
+                                   sentence_at(masked, sents, s), unit_word(masked, e) if bare else ""))
     return claims, values
 
 
@@ -214,7 +215,7 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
         sents = sentences(p.text)
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
-                                        _sentence_at(p.text, sents, s),
+                                        sentence_at(p.text, sents, s),
                                         column_at(p.text, s, getattr(p, "context_prefix", None)),
                                         " ".join((getattr(p, "heading_path", None) or [])[-1:]),
                                         getattr(p, "title", None) or ""))

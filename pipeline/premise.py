@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.answer_check import states_value
 from pipeline.correction_reading import question_claims
-from pipeline.extraction import mask_citations, sentences
+from pipeline.extraction import mask_citations, sentence_at, sentences
 from pipeline.question import Goal, QuestionFocus, relation_label
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
 from symbolic import BackwardChainer, Claim
@@ -40,13 +41,6 @@ class PremiseCorrection:
                 "stated": format_value(self.stated), "proved": self.proof.to_dict()}
 
 
-def _sentence_of(question: str, start: int) -> str:
-    for s, e in sentences(question):
-        if s <= start < e:
-            return question[s:e]
-    return question
-
-
 def _asks_yes_no(question: str) -> bool:
     """Whether the question's last sentence asks yes or no (the earlier ones set the scene)."""
     parts = [question[s:e] for s, e in sentences(question) if question[s:e].strip()]
@@ -58,8 +52,9 @@ def stated_premises(question: str, focus: QuestionFocus, rulebase: Any) -> list[
     about the asker's own case or a supposition."""
     if _asks_yes_no(question):
         return []
+    sents = sentences(question)
     return [c for c in question_claims(question, focus, rulebase)
-            if len(c.fact.args) >= 2 and not _SITUATION.search(_sentence_of(question, c.start))]
+            if len(c.fact.args) >= 2 and not _SITUATION.search(sentence_at(question, sents, c.start) or question)]
 
 
 def disproved_premises(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,
@@ -85,9 +80,8 @@ def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[Premis
                 rulebase: Any) -> str | None:
     """None when ``answer`` states the value each disproved premise should have; otherwise what it must say
     (``values``: the values its claims and mentions state)."""
-    text = mask_citations(answer).lower()
-    missing = [c for c in corrections
-               if not any(v == c.proof.value for v in values) and format_value(c.proof.value).lower() not in text]
+    text = mask_citations(answer)
+    missing = [c for c in corrections if not states_value(text, values, c.proof.value)]
     if not missing:
         return None
     said = "; ".join(f"{relation_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "

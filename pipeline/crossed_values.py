@@ -28,11 +28,12 @@ def crossed_by(said_in: str, ev: EvidenceValue, evidence: Sequence[EvidenceValue
     """The neighbour whose label the answer's sentence ``said_in`` uses for ``ev``'s value, while it uses none of
     the words that set ``ev``'s own label apart; None when there is none."""
     answer = content_terms(said_in)
-    own = content_terms(ev.context)
+    row = content_terms(ev.context)
     for other in _neighbours(ev, evidence):
-        theirs = content_terms(other.context)
         if other.context == ev.context:     # one sentence: the words nearest each value label it
             own, theirs = _label_terms(ev), _label_terms(other)
+        else:
+            own, theirs = row, content_terms(other.context)
         if own - theirs and answer & (theirs - own) and not answer & (own - theirs):
             return other
     return None

@@ -49,3 +49,15 @@ def test_clauses_of_one_sentence_label_their_own_values():
     # values of another kind are no neighbours: the weight is not a speed
     [weight] = [e for e in ev if e.text == "300 kg"]
     assert crossed_by("Loaded it weighs 300 kg.", weight, ev) is None
+
+
+def test_a_same_row_neighbour_does_not_change_how_other_rows_are_compared():
+    # the 24 months' same-row neighbour (12 months) is compared by the words before each value; the LX-500 row
+    # after it is compared by whole rows, so "delivery" (only in the AX-200 row) still counts as its own label
+    table = FakePassage("warranty.md", "| Model | Robot | Battery | Counted |\n|---|---|---|---|\n"
+                        "| AX-200 | 24 months | 12 months | from delivery |\n"
+                        "| LX-500 | 36 months | 18 months | from acceptance |\n", 0.9)
+    ev = _evidence(table)
+    [ax_robot] = [e for e in ev if e.text == "24 months"]
+    assert crossed_by("The LX-500 warranty from delivery is 24 months.", ax_robot, ev) is None
+    assert crossed_by("The LX-500 warranty from acceptance is 24 months.", ax_robot, ev).text == "36 months"

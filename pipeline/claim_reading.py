@@ -10,11 +10,9 @@ from typing import Any, Sequence
 
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention, find_values, sentences
-from pipeline.question import QuestionFocus, find_entities, relation_score
+from pipeline.question import QuestionFocus, find_entities, param_fits, relation_score
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim, Fact, Provenance
-from symbolic.model import VALUE_TYPES
-from symbolic.values import Money, Quantity, canonical_currency, value_type
 
 log = logging.getLogger(__name__)
 
@@ -31,22 +29,7 @@ NONE = "none of these"
 
 def fits(sig: Any, value: Any) -> bool:
     """Can ``value`` be the last argument of relation ``sig`` (type, and unit dimension)?"""
-    p = sig.params[-1]
-    if p.type not in VALUE_TYPES:
-        return False
-    kind = value_type(value)
-    if isinstance(value, Money) and p.unit and value.currency != canonical_currency(p.unit):
-        return False
-    if p.type == "number":
-        return isinstance(value, Quantity) and value.dimension in ("", "count")
-    if p.type != kind:
-        return False
-    if isinstance(value, Quantity) and p.unit:
-        try:
-            value.to(p.unit)
-        except ValueError:
-            return False
-    return True
+    return param_fits(sig.params[-1], value)
 
 
 _NEGATION_RE = re.compile(r"(?:\bnot|\bno|n't|\bnever|不是|并非|不|没有)\s*(?:\w+\s*){0,2}$", re.IGNORECASE)

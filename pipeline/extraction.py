@@ -155,6 +155,8 @@ def _find_values(text: str) -> tuple[tuple[Any, str, int, int], ...]:
             s, e = m.span()
             if s == e or any(s < te and ts < e for ts, te in taken) or _inside_name(text, s, e):
                 continue
+            if kind == "number" and m.group(0) == "一":
+                continue   # a morpheme far more often than a count: 一共, 一起, 统一, 唯一
             try:
                 value = parse_value(m.group(0))
             except (ValueError, OverflowError):

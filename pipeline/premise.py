@@ -49,12 +49,15 @@ def _asks_yes_no(question: str) -> bool:
 
 def stated_premises(question: str, focus: QuestionFocus, rulebase: Any) -> list[Claim]:
     """The relation claims ``question`` asserts as facts: none in a yes/no question, none in a sentence
-    about the asker's own case or a supposition."""
+    about the asker's own case or a supposition, and no value a goal takes as its input ("a site that runs
+    only 3 robots" is the count a licence cost is computed for, not a minimum the asker asserts)."""
     if _asks_yes_no(question):
         return []
     sents = sentences(question)
+    inputs = [a for g in focus.goals if g.stated for a in g.args]
     return [c for c in question_claims(question, focus, rulebase)
-            if len(c.fact.args) >= 2 and not _SITUATION.search(sentence_at(question, sents, c.start) or question)]
+            if len(c.fact.args) >= 2 and not _SITUATION.search(sentence_at(question, sents, c.start) or question)
+            and c.fact.args[-1] not in inputs]
 
 
 def disproved_premises(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,

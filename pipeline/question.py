@@ -11,6 +11,7 @@ from pipeline.extraction import find_values
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
+from symbolic.values import Money, Quantity, value_type
 
 # Answer types: the value kinds of symbolic.values, plus what a question can ask that is not a value.
 VALUE_ANSWER_TYPES = ("duration", "money", "quantity", "percent", "date", "number")
@@ -69,9 +70,10 @@ class EntityMention:
 class Goal:
     """A relation the question asks for: every argument bound but the last, which is the answer."""
     relation: str
-    args: tuple            # bound arguments (entity ids), the open last one excluded
+    args: tuple            # bound arguments (entity ids, or values the question states), the open last one excluded
     score: float           # how much of the relation's name the question uses, 0..1
     implied: tuple[int, ...] = ()   # positions bound by default (the type's only entity), not by the question
+    stated: tuple[tuple[int, int], ...] = ()   # spans of the question's values bound as arguments ("4 nights")
 
     @property
     def arity(self) -> int:
@@ -210,6 +212,32 @@ def _currency_fits(sig: Any, currency: str | None) -> bool:
     return canonical_currency(p.unit) == currency
 
 
+def param_fits(p: Any, value: Any) -> bool:
+    """Can ``value`` be an argument declared as ``p`` (value type, currency, unit dimension)?"""
+    if p.type not in VALUE_TYPES:
+        return False
+    if isinstance(value, Money) and p.unit and value.currency != canonical_currency(p.unit):
+        return False
+    if p.type == "number":
+        return isinstance(value, Quantity) and value.dimension in ("", "count")
+    if p.type != value_type(value):
+        return False
+    if isinstance(value, Quantity) and p.unit:
+        try:
+            value.to(p.unit)
+        except ValueError:
+            return False
+    return True
+
+
+def stated_values(question: str, entities: list[EntityMention]) -> list[tuple[Any, int, int]]:
+    """The values ``question`` states outside the names it uses ("Tier 1", "AX-200" are names)."""
+    chars = list(question)
+    for e in entities:
+        chars[e.start:e.end] = " " * (e.end - e.start)
+    return [(v, s, e) for v, _kind, s, e in find_values("".join(chars))]
+
+
 def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
     """The relation's value is of a kind the question asks for (and in the currency it asks in)."""
     return _type_fits(sig, types) and _currency_fits(sig, currency)
@@ -237,6 +265,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     named_terms = frozenset().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else frozenset()
     goals = []
     currency = asked_currency(question)
+    values = stated_values(question, focus.entities)
     for sig in rulebase.relations.values():
         if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
             continue
@@ -244,29 +273,35 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
         score = relation_score(sig, terms - named_terms)
         if score < min_score:
             continue
-        choices: list[list[str]] = []
+        # one choice per argument: (the bound value, the question span it comes from, if a stated value)
+        choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
         implied = []
         for i, p in enumerate(sig.params[:-1]):
-            named = by_type.get(p.type, [])
+            named = [(eid, None) for eid in by_type.get(p.type, [])]
+            if p.type in VALUE_TYPES:   # a count, distance or period the question gives ("for 4 nights")
+                named = [(v, (s, e)) for v, s, e in values if param_fits(p, v)]
             if named:
                 choices.append(named)
             elif only_entity.get(p.type):
-                choices.append([only_entity[p.type]])
+                choices.append([(only_entity[p.type], None)])
                 implied.append(i)
             else:
                 choices = []
                 break
         if not choices:
             continue
-        for args in _product(choices):
-            goals.append(Goal(sig.name, tuple(args), score, tuple(implied)))
+        for picked in _product(choices):
+            spans = [span for _a, span in picked if span is not None]
+            if len(set(spans)) < len(spans):
+                continue   # one stated value binds one argument
+            goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied), tuple(spans)))
     # the best-named relations first; among equals, the ones whose arguments the question names itself
     focus.goals = sorted(goals, key=lambda g: (-g.score, len(g.implied), g.relation))
     return focus
 
 
-def _product(choices: list[list[str]]) -> list[list[str]]:
-    out: list[list[str]] = [[]]
+def _product(choices: list[list[Any]]) -> list[list[Any]]:
+    out: list[list[Any]] = [[]]
     for c in choices:
         out = [[*o, x] for o in out for x in c][:16]
     return out

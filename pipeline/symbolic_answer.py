@@ -12,7 +12,7 @@ from pipeline.question import Goal, QuestionFocus, asks_two
 from symbolic import BackwardChainer, Fact, Node, Provenance
 from symbolic.cf import THRESHOLD
 from symbolic.explain import how_text
-from symbolic.model import Var
+from symbolic.model import VALUE_TYPES, Var
 from symbolic.values import Money, Percentage, Quantity, format_value
 
 # The runner-up value must trail the proved one by this much CF, else the evidence is ambiguous (two
@@ -52,13 +52,15 @@ _COUNT_WORDS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|el
                           r"thirty|forty|fifty|hundred|thousand|both|twice|double)\b", re.IGNORECASE)
 
 
-def asks_a_computation(question: str, focus: QuestionFocus) -> bool:
+def asks_a_computation(question: str, focus: QuestionFocus, goal: Goal | None = None) -> bool:
     """A question that states a value or count of its own ("a 3-day trip", "with 3 years of service",
     "three nights", "300 kg") qualifies or computes beyond the bare relation, and one that asks two things
-    ("...是谁？...是多少？") needs both: a single lookup proof would answer another question."""
+    ("...是谁？...是多少？") needs both: a single lookup proof would answer another question. A ``goal`` that
+    binds the question's values as its arguments (a rule computes a stay's cost from "4 nights") answers it."""
     chars = list(question)
-    for e in focus.entities:                 # "Tier 1", "AX-200": names, not values
-        chars[e.start:e.end] = " " * (e.end - e.start)
+    spans = [(e.start, e.end) for e in focus.entities] + list(goal.stated if goal else ())
+    for s, e in spans:                 # "Tier 1", "AX-200": names, not values
+        chars[s:e] = " " * (e - s)
     unnamed = "".join(chars)
     return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two(question)
 
@@ -83,17 +85,44 @@ def best_proof(chainer: BackwardChainer, goal: Goal, margin: float = MARGIN) -> 
     return _unambiguous(goal, nodes, margin) if nodes else None
 
 
+def _names_used(goal: Goal, focus: QuestionFocus) -> int:
+    """The entities and values the question states that ``goal`` binds."""
+    named = focus.entity_ids
+    return len(goal.stated) + sum(1 for i, a in enumerate(goal.args)
+                                  if i not in goal.implied and isinstance(a, str) and a in named)
+
+
+def current_evidence(evidence: Sequence[Fact], rulebase: Any) -> list[Fact]:
+    """The evidence a proof may rest on: a superseded document's fact about a subject that a current document
+    also states is left out (current over superseded), so a total is never mixed from old and new rates."""
+    current = {(f.relation, f.args[:-1]) for f in evidence
+               if f.provenance.source == "document" and not f.provenance.superseded}
+    out = []
+    for f in evidence:
+        sig = rulebase.relations.get(f.relation)
+        if f.provenance.superseded and sig is not None and sig.functional and (f.relation, f.args[:-1]) in current:
+            continue
+        out.append(f)
+    return out
+
+
 def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_depth: int = 20,
           margin: float = MARGIN) -> ProvenAnswer | None:
     """The proved answer to the best-named goals of ``focus``, or None: no goal, a question with values
-    of its own, nothing proved above the CF threshold, or an ambiguous proof (runner-up within
+    of its own that no goal binds, nothing proved above the CF threshold, or an ambiguous proof (runner-up within
     ``margin``, or two equally named relations proving different values)."""
-    if not focus.goals or asks_a_computation(focus.question, focus):
+    goals = [g for g in focus.goals if not asks_a_computation(focus.question, focus, g)]
+    if not goals:
         return None
-    top = focus.goals[0].score
-    chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
+    top = goals[0].score
+    chainer = BackwardChainer(rulebase.backward_rules, [*current_evidence(evidence, rulebase), *rulebase.facts],
+                              max_depth=max_depth)
     found: list[ProvenAnswer] = []
-    for goal in (g for g in focus.goals if g.score == top):
+    best = [g for g in goals if g.score == top]
+    # among equally named relations, those using the most of what the question names: "10 AX-200 robots …
+    # after the volume discount" asks the order's price, not the discount alone
+    most = max(_names_used(g, focus) for g in best)
+    for goal in (g for g in best if _names_used(g, focus) == most):
         nodes = _proved(chainer, goal)
         if not nodes:
             continue
@@ -175,19 +204,68 @@ def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
     return None
 
 
-def _steps(proof: ProvenAnswer, rulebase: Any, chinese: bool) -> list[str]:
-    """The intermediate facts of a multi-hop proof, as "city tier: Tier 2": the premises of its first rule
-    that bind something the question did not name."""
-    rule_support = next((s for s in proof.node.supports if s.rule is not None), None)
-    if rule_support is None:
-        return []
-    out = []
-    for p in rule_support.premises:
-        if isinstance(p, Node) and p.relation != proof.goal.relation and p.args[-1] not in (*proof.goal.args, proof.value):
-            sig = rulebase.relations.get(p.relation)
-            label = _label(sig, chinese) if sig else p.relation
-            out.append(f"{label}{'：' if chinese else ': '}{_entity_name(rulebase, p.args[-1], chinese)}")
+def _only_entities(rulebase: Any) -> set[str]:
+    """Entities that are the only one of their type (the travel policy): naming them says nothing."""
+    by_type: dict[str, list[str]] = {}
+    for e in rulebase.entities.values():
+        by_type.setdefault(e.type, []).append(e.id)
+    return {ids[0] for ids in by_type.values() if len(ids) == 1}
+
+
+def _steps(proof: ProvenAnswer, rulebase: Any, chinese: bool, max_depth: int = 3) -> list[str]:
+    """The intermediate facts of a multi-hop or computed proof, as "city tier: Tier 2" or "per diem (arrival
+    day): EUR 26": the premises of its rules, depth first (not into a recursive chain), that bind a value not
+    yet said; a premise about an entity the question did not name says which."""
+    said: list[Any] = [*proof.goal.args, proof.value]
+    quiet = _only_entities(rulebase)
+    out: list[str] = []
+
+    def walk(node: Node, depth: int) -> None:
+        rule_support = next((s for s in node.supports if s.rule is not None), None)
+        if rule_support is None or depth > max_depth:
+            return
+        for p in rule_support.premises:
+            if not isinstance(p, Node):
+                continue
+            if p.relation != proof.goal.relation and p.args[-1] not in said:
+                said.append(p.args[-1])
+                sig = rulebase.relations.get(p.relation)
+                label = _label(sig, chinese) if sig else p.relation
+                about = [_entity_name(rulebase, a, chinese) for a in p.args[:-1] if a not in said and a not in quiet]
+                if about:
+                    label += f"（{'，'.join(about)}）" if chinese else f" ({', '.join(about)})"
+                out.append(f"{label}{'：' if chinese else ': '}{_entity_name(rulebase, p.args[-1], chinese)}")
+            if not _recursive(p):
+                walk(p, depth + 1)
+
+    walk(proof.node, 0)
     return out
+
+
+def _recursive(node: Node) -> bool:
+    """A conclusion drawn through its own relation (a management chain, ancestors): its conclusion says
+    enough; each link of the chain would be a step."""
+    support = next((s for s in node.supports if s.rule is not None), None)
+    return support is not None and any(isinstance(p, Node) and p.relation == node.relation for p in support.premises)
+
+
+def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool) -> str:
+    """The goal's bound arguments as words: the entities ("Paris"), then the values the question gave, a
+    count read with its parameter's name ("4 nights", "3 晚")."""
+    sig = rulebase.relations[proof.goal.relation]
+    names, values = [], []
+    for i, a in enumerate(proof.goal.args):
+        if i in proof.goal.implied:
+            continue
+        p = sig.params[i]
+        if p.type not in VALUE_TYPES:
+            names.append(_entity_name(rulebase, a, chinese))
+        elif p.type == "number" and p.name:
+            values.append(f"{say_value(a, chinese)} {p.name.replace('_', ' ')}")
+        else:
+            values.append(say_value(a, chinese))
+    return "，".join([" / ".join(names)] + values if names else values) if chinese else \
+        ", ".join([" / ".join(names)] + values if names else values)
 
 
 def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
@@ -196,8 +274,7 @@ def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chi
     that state its facts); ``stated``: the value as the source writes it, used when its script matches."""
     sig = rulebase.relations[proof.goal.relation]
     label = _label(sig, chinese)
-    subject = " / ".join(_entity_name(rulebase, a, chinese) for a in proof.goal.args
-                         if a not in [proof.goal.args[i] for i in proof.goal.implied])
+    subject = _subject(proof, rulebase, chinese)
     value = _entity_name(rulebase, proof.value, chinese)
     if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese:
         value = stated

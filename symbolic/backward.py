@@ -127,6 +127,8 @@ class BackwardChainer:
                     args = tuple(evaluate(a, env2) for a in rule.head.args)
                 except TypeError:
                     continue
+                if any(not isinstance(p, m.Var) and p != a for p, a in zip(pattern, args)):
+                    continue   # a computed argument (`?x * ?n`) that is not the value asked about
                 found.setdefault(args, []).append(Support(cf, rule=rule, premise_cf=pcf, premises=premises))
         result = {args: Node(relation, args, combine_all([s.cf for s in sups]), sups) for args, sups in found.items()}
         self._memo[key] = result

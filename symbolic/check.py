@@ -141,12 +141,15 @@ class Checker:
         return c
 
     def check_atom(self, atom: m.Atom, var_types: dict[str, str], *, ground: bool = False,
-                   allow_expr: bool = False) -> m.Atom:
+                   allow_expr: bool = False, expr_last: bool = False) -> m.Atom:
+        """``allow_expr``: arithmetic in any argument (what a rule asserts); ``expr_last``: in the last one
+        only (the value a goal computes)."""
         sig = self.relation_of(atom)
         if sig is None:
             return atom
         args = []
-        for a, p in zip(atom.args, sig.params):
+        for i, (a, p) in enumerate(zip(atom.args, sig.params)):
+            expr_ok = allow_expr or (expr_last and i == len(sig.params) - 1)
             where = f"argument {p} of {atom.relation}"
             if isinstance(a, m.Const):
                 a = self.fit_const(a, p, where)
@@ -162,9 +165,9 @@ class Checker:
             elif isinstance(a, m.Wildcard):
                 if ground:
                     self.error("a fact cannot contain the wildcard _", a.location)
-            elif not allow_expr:
-                self.error("arithmetic is only allowed in comparisons and in what a rule asserts",
-                           getattr(a, "location", atom.location))
+            elif not expr_ok:
+                self.error("arithmetic is only allowed in comparisons, in what a rule asserts and in the value "
+                           "a goal concludes", getattr(a, "location", atom.location))
             else:
                 t = self.expr_type(a, var_types)
                 if t and not _compatible(t, p.type):
@@ -267,9 +270,17 @@ class Checker:
         # A conclusion variable no premise fact binds comes from the claim being proved; the premises
         # must then test it (a comparison or `not`), or the goal would prove any value at all.
         var_types: dict[str, str] = {}
-        head = self.check_atom(g.head, var_types)
+        head = self.check_atom(g.head, var_types, expr_last=True)
         head_vars = frozenset(m.term_vars(head))
         conds, bound = self.check_conditions(g.premises, var_types, g.id, given=head_vars)
+        computed = head.args[-1] if head.args else None
+        if computed is not None and not isinstance(computed, (m.Var, m.Const, m.Wildcard)):
+            # a computed value (`?x * ?n`): typed once the premises have typed its variables
+            sig = self.relation_of(head)
+            t = self.expr_type(computed, var_types)
+            if sig is not None and t and not _compatible(t, sig.params[-1].type):
+                self.error(f"type mismatch in the value goal {g.id} computes: expected {sig.params[-1].type}, got {t}",
+                           getattr(computed, "location", head.location))
         tested = set().union(*(m.term_vars(c) for c in conds if not isinstance(c, m.Atom))) if conds else set()
         for v in sorted(head_vars - bound - tested):
             self.error(f"unbound variable ?{v} in the conclusion of goal {g.id}: no premise binds or tests it "

@@ -277,7 +277,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
         choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
         implied = []
         for i, p in enumerate(sig.params[:-1]):
-            named = [(eid, None) for eid in by_type.get(p.type, [])]
+            named: list[tuple[Any, tuple[int, int] | None]] = [(eid, None) for eid in by_type.get(p.type, [])]
             if p.type in VALUE_TYPES:   # a count, distance or period the question gives ("for 4 nights")
                 named = [(v, (s, e)) for v, s, e in values if param_fits(p, v)]
             if named:

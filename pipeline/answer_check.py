@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.answer_scope import about_another, relation_terms, repeats_itself
+from pipeline.answer_scope import about_another, asked_entities, relation_terms, repeats_itself
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -204,7 +204,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if off_column:
         return off_column
     if rulebase is not None and focus.entities:
-        asked = {(e.type, e.entity_id) for e in focus.entities}
+        asked = asked_entities(focus)
         said = {(e.type, e.entity_id) for e in find_entities(text, rulebase)}
         for etype, eid in said - asked:
             if any(t == etype for t, _ in asked) and not any((etype, a) in said for t, a in asked if t == etype):

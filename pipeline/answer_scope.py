@@ -53,3 +53,32 @@ def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], eviden
             asked_id = sorted(eid for _t, eid in asked)[0]
             return f"its value {m.text!r} is stated about {other}, but the question asks about {asked_id}"
     return None
+
+
+# The words that ask (English wh-words, Chinese question words): the clause holding the last of them is the one
+# that asks; the clauses before it set the scene ("Premium Support is free …, so what does Standard Support cost?").
+_ASKING_WORD = re.compile(r"\b(?:what|how|which|who|whom|whose|when|where|why)\b|多少|几|哪|什么|谁|怎么|如何|是否",
+                          re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:.!?，；：。！？]")
+
+
+def asking_clause(question: str) -> tuple[int, int]:
+    """The span of the clause that asks: from the punctuation before the last question word to the end (the
+    whole question when no question word is found)."""
+    last = None
+    for m in _ASKING_WORD.finditer(question):
+        last = m
+    if last is None:
+        return 0, len(question)
+    ends = [m.end() for m in _CLAUSE_END.finditer(question, 0, last.start())]
+    return (ends[-1] if ends else 0), len(question)
+
+
+def asked_entities(focus: QuestionFocus) -> set[tuple[str, str]]:
+    """The (type, id) of the entities the question asks about: of each type, those its asking clause names,
+    else those it names anywhere ("深圳员工到广州出差住 3 晚，住宿费…多少？" asks about 广州)."""
+    s, e = asking_clause(focus.question)
+    named = {(x.type, x.entity_id) for x in focus.entities}
+    in_clause = {(x.type, x.entity_id) for x in focus.entities if s <= x.start and x.end <= e}
+    clause_types = {t for t, _ in in_clause}
+    return in_clause | {(t, i) for t, i in named if t not in clause_types}

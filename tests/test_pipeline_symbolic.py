@@ -155,6 +155,16 @@ def test_an_answer_must_answer_what_was_asked(rb):
     assert _gap(rb, "What is the hotel limit per night in a Tier 1 city?", "It is EUR 180 [1].", proof) is None
 
 
+def test_the_clause_that_asks_decides_which_entity_is_asked(rb):
+    # shipped fp-05 with the 0.5B model: the premise names Premium Support, the question asks about Standard
+    # Support, and an answer about Premium Support alone was verified
+    q = "The LX-500 carries 500 kg, so what is the rated payload of the AX-200?"
+    assert "about lx_500, but the question asks about ax_200" in _gap(rb, q, "The LX-500 carries 500 kg [2].")
+    assert _gap(rb, q, "The AX-200 has a rated payload of 200 kg [2].") is None
+    # an asking clause that names no entity of the type leaves the scene's entity asked
+    assert _gap(rb, "说到 AX-200，额定载重是多少？", "AX-200 的额定载重为 200 kg [2]。") is None
+
+
 def test_followups_come_from_goal_premises_and_bridging_entities(rb):
     f = parse_question("What is the hotel limit in Berlin?", rb)
     qs = followup_queries(f, [TIERS], rb)

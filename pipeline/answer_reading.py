@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from pipeline.apposition_reading import apposition_pair_claims
-from pipeline.claim_reading import focus_claims, lm_claims
+from pipeline.claim_reading import focus_claims, lm_claims, total_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
 from pipeline.directed_pair_reading import directed_pair_claims
@@ -17,7 +17,7 @@ from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
                 *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
     """Pattern claims and value mentions, then the values no pattern read placed by the question's focus,
-    the vocabulary and (``lm_extraction``) the model, then corrections of the question's premise, entity
+    the vocabulary, a computing question's total and (``lm_extraction``) the model, then corrections of the question's premise, entity
     pairs (same clause, appositive, word order) and relations carried over to gapped clauses, each reader
     skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
     Returns (claims sorted by position, the value mentions no reader placed)."""
@@ -33,6 +33,10 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     # so the limit is EUR 140 per night" answers the city's limit and states the tier's.
     placed = [(c, m) for c, m in value_claims(answer, mentions, focus, rulebase)
               if by_focus.get(id(m)) != c.fact.relation]
+    claims += [c for c, _m in placed]
+    taken = {id(m) for _c, m in placed}
+    left = [m for m in left if id(m) not in taken]
+    placed = total_claims(answer, left, focus, rulebase) if left else []
     claims += [c for c, _m in placed]
     taken = {id(m) for _c, m in placed}
     left = [m for m in left if id(m) not in taken]

@@ -13,6 +13,7 @@ from pipeline.extraction import ValueMention, find_values, sentences
 from pipeline.question import QuestionFocus, find_entities, param_fits, relation_score
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim, Fact, Provenance
+from symbolic.terms import compare
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,35 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             out.append((_claim(goal.relation, goal.args, m, answer, "focus", 1.0), m))
             used.add(i)
             break
+    return out
+
+
+def total_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
+                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+    """A question that states values of its own computes ("a 4-night stay in Paris"): the best-named goals that
+    take those values as arguments read the total from the values no other reader placed, the largest
+    fitting one (a total is at least each rate it multiplies or sums: "EUR 720: EUR 180 per night"), in a
+    sentence naming the goal's entities or no other of their types. Never a value the question states or
+    the answer negates."""
+    goals = [g for g in focus.goals if g.stated and not asks_a_computation(focus.question, focus, g)]
+    if not goals:
+        return []
+    asked = [v for v, *_ in find_values(focus.question)]
+    out: list[tuple[Claim, ValueMention]] = []
+    for goal in (g for g in goals if g.score == goals[0].score):
+        sig = rulebase.relations.get(goal.relation)
+        if sig is None:
+            continue
+        taken = {id(m) for _c, m in out}
+        fitting = [m for m in mentions if id(m) not in taken and m.value not in asked and fits(sig, m.value)
+                   and not negated(answer, m.start) and _names_fit(
+                       goal.args, sig, find_entities(answer[slice(*sentence_around(answer, m.start))], rulebase))]
+        if fitting:
+            best = fitting[0]
+            for m in fitting[1:]:
+                if compare(">", m.value, best.value):
+                    best = m
+            out.append((_claim(goal.relation, goal.args, best, answer, "focus", 1.0), best))
     return out
 
 

@@ -126,3 +126,22 @@ def test_a_value_a_goal_takes_as_input_is_no_premise(rb):
 def test_a_bare_yi_is_a_morpheme_not_a_count():
     assert find_values("伙食补助一共是多少？统一标准，唯一的办法") == []
     assert [str(x[0]) for x in find_values("一年，每一天，一百二十元")] == ["1 year", "1 day", "120 CNY"]
+
+
+def test_a_total_an_answer_states_is_read_as_the_computing_relation_and_checked(rb):
+    from pipeline.answer_reading import read_answer
+    from symbolic import Verifier
+    facts = KBFactCache().get(FixedRetriever(KB), rb).facts
+
+    def totals(question: str, answer: str) -> list:
+        claims, _left = read_answer(answer, [], [], parse_question(question, rb), rb)
+        return [c for c in claims if c.fact.relation == "stay_cost"]
+    q = "What is the most a 4-night hotel stay in Berlin can cost?"
+    # the largest fitting value is the total; the nightly rate beside it is not read as one
+    (right,) = totals(q, "That is EUR 560 for the stay, at EUR 140 per night [1].")
+    assert right.fact.args == ("berlin", v("4"), v("EUR 560")) and right.extractor == "focus"
+    (wrong,) = totals(q, "The stay may cost EUR 500 [1].")
+    verdicts = [c.verdict for c in Verifier(rb).verify([right, wrong], facts).claims]
+    assert verdicts[0] == "supported" and verdicts[1] != "supported"
+    # a question with no value of its own computes nothing: no total is read
+    assert totals("What is the hotel stay cost in Berlin?", "It is EUR 560 [1].") == []

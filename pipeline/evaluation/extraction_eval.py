@@ -124,6 +124,12 @@ def label_problems(item: ExtractionItem, rb: Any) -> list[str]:
             problems.append(f"{where}: {len(f.args)} argument(s) before the value, the relation takes {sig.arity - 1}")
             continue
         for arg, p in zip(f.args, sig.params):
+            if p.type in VALUE_TYPES:      # a count, distance or period the question states ("4", "240 km")
+                try:
+                    read_value(str(arg), p.type)
+                except ValueError:
+                    problems.append(f"{where}: argument {arg!r} is no {p.type}")
+                continue
             ent = rb.entities.get(arg)
             if ent is None:
                 problems.append(f"{where}: {arg!r} is not an entity id")

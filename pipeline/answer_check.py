@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.answer_scope import about_another, asked_entities, relation_terms, repeats_itself
+from pipeline.answer_scope import about_another, asked_attribute, asked_entities, relation_terms, repeats_itself
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -237,6 +237,16 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             if source and any("\u4e00" <= ch <= "\u9fff" for ch in source) == (lang == "zh") and \
                     len(_found_in(topics, content_terms(source))) < terse * len(topics):
                 return "its values' sources are about something else than what the question asks"
+    attribute = asked_attribute(focus)
+    asked_values = [v for v, *_ in find_values(focus.question)]
+    answered = [m for m in mentions if not any(m.value == a for a in asked_values)]   # not "Severity 2" again
+    if attribute and answered:
+        # a value read by no relation is grounded by the sources stating it; they must state it as what is
+        # asked: "2 business days" is the resolution target in its source, not the response time (shipped ans-05)
+        source = _said_about(answered, evidence, with_heading=True)
+        if source and not is_chinese(source) and not _found_in(attribute, content_terms(source)):
+            return (f"its values' sources do not give them as the {' '.join(sorted(attribute))} the question "
+                    f"asks about")
     return None
 
 

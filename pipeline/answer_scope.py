@@ -82,3 +82,20 @@ def asked_entities(focus: QuestionFocus) -> set[tuple[str, str]]:
     in_clause = {(x.type, x.entity_id) for x in focus.entities if s <= x.start and x.end <= e}
     clause_types = {t for t, _ in in_clause}
     return in_clause | {(t, i) for t, i in named if t not in clause_types}
+
+
+# "What is the response time for a Severity 2 ticket?": the noun phrase before the preposition names what is
+# asked of the subject after it. English only: a Chinese question's word order ("…的响应时间是多少") would need
+# word segmentation to cut the same way.
+_ASKED_ATTRIBUTE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+the\s+([a-z][a-z -]*?)\s+(?:for|of|in|on|under|at)\b",
+                              re.IGNORECASE)
+
+
+def asked_attribute(focus: QuestionFocus) -> set[str]:
+    """The content terms of what an English "What is the X for/of Y?" question asks (X), without the words of
+    the entity names it uses; empty when the question is not of that form."""
+    m = _ASKED_ATTRIBUTE.match(focus.question)
+    if m is None:
+        return set()
+    named = set().union(set(), *(content_terms(e.text) for e in focus.entities))
+    return {t for t in content_terms(m.group(1)) if t not in named}

@@ -49,6 +49,21 @@ def test_a_source_sentence_is_read_with_its_section_heading(rb):
     assert gap(rb, question, answer, doa) is None
 
 
+def test_a_value_its_source_gives_as_another_attribute_does_not_answer(rb):
+    # shipped ans-05 with the 0.5B model: "2 business days" is the resolution target, not the response time
+    sla = FakePassage("support/sla.md", "Severity 2 tickets have a resolution target of 2 business days.", 0.9,
+                      heading_path=["Service levels", "Resolution targets"])
+    table = FakePassage("support/sla.md", "| Severity 2 | 4 hours, 24/7 |", 0.9,
+                        heading_path=["Service levels", "Response times"])
+    question = "What is the response time for a Severity 2 ticket under Standard Support?"
+    wrong = "The response time for a Severity 2 ticket under Standard Support is 2 business days [1]."
+    assert "do not give them as the response time" in gap(rb, question, wrong, sla)
+    right = "The response time for a Severity 2 ticket under Standard Support is 4 hours [1]."
+    assert gap(rb, question, right, table) is None
+    # other wordings ask no attribute this way; Chinese questions are not read so (English only)
+    assert gap(rb, "How long does resolving a Severity 2 ticket take?", "It takes 2 business days [1].", sla) is None
+
+
 @pytest.mark.parametrize("answer, answered", [
     # shipped fp-01's 135M draft: the premise restated, no reason given, nothing corrected
     ("The AX-200 carries 300 kg while the LX-500 only carries 200 kg [1].", False),

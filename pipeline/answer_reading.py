@@ -11,13 +11,14 @@ from pipeline.correction_reading import correction_claims
 from pipeline.directed_pair_reading import directed_pair_claims
 from pipeline.extraction import extract_claims
 from pipeline.question import QuestionFocus, find_entities
+from pipeline.total_reading import input_claims
 from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 
 
 def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
                 *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
     """Pattern claims and value mentions, then the values no pattern read placed by the question's focus,
-    the vocabulary, a computing question's total and (``lm_extraction``) the model, then corrections of the question's premise, entity
+    the vocabulary, a computing question's total and the rates beside it, (``lm_extraction``) the model, then corrections of the question's premise, entity
     pairs (same clause, appositive, word order) and relations carried over to gapped clauses, each reader
     skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
     Returns (claims sorted by position, the value mentions no reader placed)."""
@@ -37,6 +38,9 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     taken = {id(m) for _c, m in placed}
     left = [m for m in left if id(m) not in taken]
     placed = total_claims(answer, left, focus, rulebase) if left else []
+    taken = {id(m) for _c, m in placed}
+    left = [m for m in left if id(m) not in taken]
+    placed += input_claims(answer, left, focus, rulebase) if left and placed else []
     claims += [c for c, _m in placed]
     taken = {id(m) for _c, m in placed}
     left = [m for m in left if id(m) not in taken]

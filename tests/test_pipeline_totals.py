@@ -145,3 +145,21 @@ def test_a_total_an_answer_states_is_read_as_the_computing_relation_and_checked(
     assert verdicts[0] == "supported" and verdicts[1] != "supported"
     # a question with no value of its own computes nothing: no total is read
     assert totals("What is the hotel stay cost in Berlin?", "It is EUR 560 [1].") == []
+
+
+def test_the_rates_beside_a_total_are_read_as_the_goals_premises(rb):
+    from pipeline.answer_reading import read_answer
+    from symbolic import Verifier
+    q = "How much is reimbursed for driving 240 km?"
+
+    def read(answer: str) -> dict:
+        claims, _left = read_answer(answer, [], [], parse_question(q, rb), rb)
+        return {c.fact.relation: c for c in claims}
+    claims = read("EUR 84, at EUR 0.35 per kilometre [1].")
+    assert claims["mileage_paid"].fact.args[-1] == v("EUR 84")
+    assert claims["mileage_rate"].fact.args == ("ax_200", v("EUR 0.35"))
+    wrong = read("EUR 120, at EUR 0.50 per kilometre [1].")
+    verdicts = Verifier(rb).verify([wrong["mileage_paid"], wrong["mileage_rate"]], rb.facts).claims
+    assert [c.verdict for c in verdicts] == ["contradicted", "contradicted"]
+    # a value not written as a rate is not read as one: "a receipt above EUR 25" is no mileage rate
+    assert "mileage_rate" not in read("EUR 84; keep receipts above EUR 25 [1].")

@@ -1,0 +1,75 @@
+"""The rates an answer to a computing question states beside its total: "EUR 84, at EUR 0.35 per kilometre" to
+"How much is reimbursed for driving 240 km?" states the mileage rate the total's goal multiplies. A value
+written as a rate ("per kilometre", "each", "每晚", a percentage) is read as the one premise of that goal its
+type fits, about the entities the goal binds, so the rules check the rates as well as the total."""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
+from pipeline.extraction import ValueMention, find_values
+from pipeline.question import Goal, QuestionFocus
+from pipeline.symbolic_answer import asks_a_computation
+from symbolic import Claim
+from symbolic import model as m
+from symbolic.values import Percentage
+
+# A value written as a rate: "EUR 0.35 per kilometre", "EUR 1,200 each", "EUR 180 a night", "每晚 700 元".
+_RATE_AFTER = re.compile(r"^\s*(?:per|each|a|an)\b|^\s*/\s*\w", re.IGNORECASE)
+_RATE_BEFORE = re.compile(r"每\s*[\u4e00-\u9fff]{0,3}\s*$")
+
+
+def _premises(goal: Goal, rulebase: Any) -> list[tuple[Any, tuple]]:
+    """(relation signature, subject arguments) of each premise of the goal's rules whose subject the goal's
+    arguments or the rule's constants fix."""
+    out: list[tuple[Any, tuple]] = []
+    for rule in rulebase.backward_rules:
+        if rule.head.relation != goal.relation:
+            continue
+        env = {h.name: a for h, a in zip(rule.head.args, goal.args) if isinstance(h, m.Var)}
+        for prem in rule.premises:
+            sig = rulebase.relations.get(prem.relation) if isinstance(prem, m.Atom) else None
+            if sig is None or prem.relation == goal.relation:
+                continue
+            subject = []
+            for a in prem.args[:-1]:
+                if isinstance(a, m.Var) and a.name in env:
+                    subject.append(env[a.name])
+                elif isinstance(a, m.Const):
+                    subject.append(a.value)
+                else:
+                    break
+            else:
+                if (sig, tuple(subject)) not in out:
+                    out.append((sig, tuple(subject)))
+    return out
+
+
+def written_as_rate(answer: str, mention: ValueMention) -> bool:
+    """Whether the answer writes the value as a rate or a share."""
+    return isinstance(mention.value, Percentage) or bool(_RATE_AFTER.match(answer[mention.end:mention.end + 12])) \
+        or bool(_RATE_BEFORE.search(answer[max(0, mention.start - 6):mention.start]))
+
+
+def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
+                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+    """Claims of the best-named computing goals' premises for the values no other reader placed that the
+    answer writes as rates, where exactly one premise fits the value's type (never a value the question
+    states or the answer negates)."""
+    goals = [g for g in focus.goals if g.stated and not asks_a_computation(focus.question, focus, g)]
+    goals = [g for g in goals if g.score == goals[0].score] if goals else []
+    candidates = [c for g in goals for c in _premises(g, rulebase)]
+    asked = [v for v, *_ in find_values(focus.question)]
+    out: list[tuple[Claim, ValueMention]] = []
+    for mention in mentions:
+        if any(mention.value == a for a in asked) or negated(answer, mention.start) \
+                or not written_as_rate(answer, mention):
+            continue
+        fitting = [(sig, subject) for sig, subject in candidates if fits(sig, mention.value)]
+        if len(fitting) == 1:      # two rates of one type ("EUR 95 per hour plus a EUR 250 fee"): not guessed
+            sig, subject = fitting[0]
+            s, e = sentence_around(answer, mention.start)
+            out.append((sentence_claim(sig.name, (*subject, mention.value), answer, s, e, mention.cited,
+                                       "focus", 1.0), mention))
+    return out

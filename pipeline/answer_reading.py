@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from pipeline.apposition_reading import apposition_pair_claims
-from pipeline.claim_reading import focus_claims, lm_claims, total_claims
+from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
 from pipeline.directed_pair_reading import directed_pair_claims
 from pipeline.extraction import extract_claims
 from pipeline.question import QuestionFocus, find_entities
-from pipeline.total_reading import input_claims
+from pipeline.total_reading import input_claims, total_claims
 from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 
 

@@ -13,7 +13,6 @@ from pipeline.extraction import ValueMention, find_values, sentences
 from pipeline.question import QuestionFocus, find_entities, param_fits, relation_score
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim, Fact, Provenance
-from symbolic.terms import compare
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +56,12 @@ def sentence_claim(relation: str, args: tuple, answer: str, s: int, e: int, cite
     return Claim(fact, text, s, s + len(text), list(cited), extractor=extractor)
 
 
-def _claim(relation: str, subjects: tuple, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
+def mention_claim(relation: str, subjects: tuple, m: ValueMention, answer: str, extractor: str, cf: float) -> Claim:
     s, e = sentence_around(answer, m.start)
     return sentence_claim(relation, (*subjects, m.value), answer, s, e, m.cited, extractor, cf)
 
 
-def _names_fit(args: Sequence[str], sig: Any, in_sentence: Sequence[Any]) -> bool:
+def names_fit(args: Sequence[str], sig: Any, in_sentence: Sequence[Any]) -> bool:
     """Every bound argument is named by the sentence, or the sentence names no other entity of its type."""
     for arg, p in zip(args, sig.params):
         named = {x.entity_id for x in in_sentence if x.type == p.type}
@@ -91,40 +90,11 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             if i in used or not fits(sig, m.value):
                 continue
             s, e = sentence_around(answer, m.start)
-            if not _names_fit(goal.args, sig, find_entities(answer[s:e], rulebase)):
+            if not names_fit(goal.args, sig, find_entities(answer[s:e], rulebase)):
                 continue
-            out.append((_claim(goal.relation, goal.args, m, answer, "focus", 1.0), m))
+            out.append((mention_claim(goal.relation, goal.args, m, answer, "focus", 1.0), m))
             used.add(i)
             break
-    return out
-
-
-def total_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
-    """A question that states values of its own computes ("a 4-night stay in Paris"): the best-named goals that
-    take those values as arguments read the total from the values no other reader placed, the largest
-    fitting one (a total is at least each rate it multiplies or sums: "EUR 720: EUR 180 per night"), in a
-    sentence naming the goal's entities or no other of their types. Never a value the question states or
-    the answer negates."""
-    goals = [g for g in focus.goals if g.stated and not asks_a_computation(focus.question, focus, g)]
-    if not goals:
-        return []
-    asked = [v for v, *_ in find_values(focus.question)]
-    out: list[tuple[Claim, ValueMention]] = []
-    for goal in (g for g in goals if g.score == goals[0].score):
-        sig = rulebase.relations.get(goal.relation)
-        if sig is None:
-            continue
-        taken = {id(m) for _c, m in out}
-        fitting = [m for m in mentions if id(m) not in taken and m.value not in asked and fits(sig, m.value)
-                   and not negated(answer, m.start) and _names_fit(
-                       goal.args, sig, find_entities(answer[slice(*sentence_around(answer, m.start))], rulebase))]
-        if fitting:
-            best = fitting[0]
-            for m in fitting[1:]:
-                if compare(">", m.value, best.value):
-                    best = m
-            out.append((_claim(goal.relation, goal.args, best, answer, "focus", 1.0), best))
     return out
 
 
@@ -220,5 +190,5 @@ def lm_claims(generator: Any, context: Sequence[dict], answer: str, mentions: Se
             continue
         if 1 <= choice <= len(options):
             sig, ent = options[choice - 1]
-            out.append((_claim(sig.name, (ent.id,), m, answer, "lm", LM_CLAIM_CF), m))
+            out.append((mention_claim(sig.name, (ent.id,), m, answer, "lm", LM_CLAIM_CF), m))
     return out

@@ -1,23 +1,54 @@
-"""The rates an answer to a computing question states beside its total: "EUR 84, at EUR 0.35 per kilometre" to
-"How much is reimbursed for driving 240 km?" states the mileage rate the total's goal multiplies. A value
-written as a rate ("per kilometre", "each", "每晚", a percentage) is read as the one premise of that goal its
-type fits, about the entities the goal binds, so the rules check the rates as well as the total."""
+"""What an answer to a computing question states: its total, read as the computing goal's claim, and the rates
+beside it ("EUR 84, at EUR 0.35 per kilometre" to "How much is reimbursed for driving 240 km?" states the
+mileage rate the total's goal multiplies). A value written as a rate ("per kilometre", "each", "每晚", a
+percentage) is read as the one premise of that goal its type fits, about the entities the goal binds, so the
+rules check the rates as well as the total."""
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
-from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
+from pipeline.claim_reading import fits, mention_claim, names_fit, negated, sentence_around, sentence_claim
 from pipeline.extraction import ValueMention, find_values
-from pipeline.question import Goal, QuestionFocus
+from pipeline.question import Goal, QuestionFocus, find_entities
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim
 from symbolic import model as m
+from symbolic.terms import compare
 from symbolic.values import Percentage
 
 # A value written as a rate: "EUR 0.35 per kilometre", "EUR 1,200 each", "EUR 180 a night", "每晚 700 元".
 _RATE_AFTER = re.compile(r"^\s*(?:per|each|a|an)\b|^\s*/\s*\w", re.IGNORECASE)
 _RATE_BEFORE = re.compile(r"每\s*[\u4e00-\u9fff]{0,3}\s*$")
+
+
+def total_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
+                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+    """A question that states values of its own computes ("a 4-night stay in Paris"): the best-named goals that
+    take those values as arguments read the total from the values no other reader placed, the largest
+    fitting one (a total is at least each rate it multiplies or sums: "EUR 720: EUR 180 per night"), in a
+    sentence naming the goal's entities or no other of their types. Never a value the question states or
+    the answer negates."""
+    goals = [g for g in focus.goals if g.stated and not asks_a_computation(focus.question, focus, g)]
+    if not goals:
+        return []
+    asked = [v for v, *_ in find_values(focus.question)]
+    out: list[tuple[Claim, ValueMention]] = []
+    for goal in (g for g in goals if g.score == goals[0].score):
+        sig = rulebase.relations.get(goal.relation)
+        if sig is None:
+            continue
+        taken = {id(x) for _c, x in out}
+        fitting = [x for x in mentions if id(x) not in taken and x.value not in asked and fits(sig, x.value)
+                   and not negated(answer, x.start) and names_fit(
+                       goal.args, sig, find_entities(answer[slice(*sentence_around(answer, x.start))], rulebase))]
+        if fitting:
+            best = fitting[0]
+            for x in fitting[1:]:
+                if compare(">", x.value, best.value):
+                    best = x
+            out.append((mention_claim(goal.relation, goal.args, best, answer, "focus", 1.0), best))
+    return out
 
 
 def _premises(goal: Goal, rulebase: Any) -> list[tuple[Any, tuple]]:

@@ -134,6 +134,14 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
+def own_mentions(mentions: Sequence[ValueMention], question: str) -> list[ValueMention]:
+    """The value mentions the answer states of its own: a value the question states, restated ("the per diem
+    for a 3-day trip is ...", "a Severity 2 ticket"), is the question's, not a claim to check (a relation claim
+    on it still is)."""
+    asked = [v for v, *_ in find_values(question)]
+    return [m for m in mentions if not any(m.value == a for a in asked)]
+
+
 def states_value(text: str, values: Sequence[Any], value: Any) -> bool:
     """Whether an answer (``text``, citations masked) states ``value``: among the values read from it, or as
     format_value writes it."""
@@ -238,8 +246,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                     len(_found_in(topics, content_terms(source))) < terse * len(topics):
                 return "its values' sources are about something else than what the question asks"
     attribute = asked_attribute(focus)
-    asked_values = [v for v, *_ in find_values(focus.question)]
-    answered = [m for m in mentions if not any(m.value == a for a in asked_values)]   # not "Severity 2" again
+    answered = own_mentions(mentions, focus.question)   # not "Severity 2" again
     if attribute and answered:
         # a value read by no relation is grounded by the sources stating it; they must state it as what is
         # asked: "2 business days" is the resolution target in its source, not the response time (shipped ans-05)

@@ -18,8 +18,9 @@ from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
                 *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
     """Pattern claims and value mentions, then the values no pattern read placed by the question's focus,
-    the vocabulary, a computing question's total and the rates beside it, (``lm_extraction``) the model, then corrections of the question's premise, entity
-    pairs (same clause, appositive, word order) and relations carried over to gapped clauses, each reader
+    the vocabulary, a computing question's total and the rates beside it and (``lm_extraction``) the model,
+    then corrections of the question's premise, entity pairs (same clause, appositive, word order) and
+    relations carried over to gapped clauses, each reader
     skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
     Returns (claims sorted by position, the value mentions no reader placed)."""
     names = [(e.start, e.end) for e in find_entities(answer, rulebase)] if rulebase is not None else []

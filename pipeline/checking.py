@@ -6,11 +6,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from pipeline.answer_check import answer_gap, citation_gap, values_of
+from pipeline.answer_check import answer_gap, citation_gap, own_mentions, values_of
 from pipeline.attribution import attach_citations
 from pipeline.context import restates
 from pipeline.evidence import QuestionContext
-from pipeline.extraction import find_values
 from pipeline.grounding import check_values, relation_reports, violations_of
 from pipeline.premise import premise_gap
 from pipeline.types import ClaimReport, Violation
@@ -37,13 +36,6 @@ class Check:
                 and all(r.verdict == "supported" for r in self.reports))
 
 
-def _own(mentions: Sequence[Any], question: str) -> list[Any]:
-    """The value mentions the answer states of its own: a value the question states, restated ("the per diem
-    for a 3-day trip is ..."), is the question's, not a claim to check (a relation claim on it still is)."""
-    asked = [v for v, *_ in find_values(question)]
-    return [m for m in mentions if not any(m.value == a for a in asked)]
-
-
 def check_answer(question: str, answer: str, passages: Sequence[Any], facts: list[Any], values: list[Any],
                  ctx: QuestionContext, rulebase: Any, verifier: Any, read: Reader, *,
                  require_claim: bool = True) -> Check:
@@ -51,13 +43,13 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     [n] markers cite) and the rules, and say what else keeps it from answering ``question``."""
     t = time.perf_counter()
     claims, mentions = read(answer)
-    answer, cited_by_us = attach_citations(answer, passages, _own(mentions, question), values, claims)
+    answer, cited_by_us = attach_citations(answer, passages, own_mentions(mentions, question), values, claims)
     if cited_by_us:   # the markers move the claims' citations: read them again from the cited text
         claims, mentions = read(answer)
     extract_s = time.perf_counter() - t
     t = time.perf_counter()
     verification = verifier.verify(claims, facts)
-    reports = relation_reports(verification, facts, passages, values) + check_values(_own(mentions, question), values)
+    reports = relation_reports(verification, facts, passages, values) + check_values(own_mentions(mentions, question), values)
     reports.sort(key=lambda r: r.start)
     violations = violations_of(verification)
     # An answer that only restates the question (eval fp-12) asserts nothing: its values are

@@ -14,6 +14,7 @@ from pipeline.context import content_terms
 from pipeline.leads import lead_first
 from pipeline.links import link_queries
 from pipeline.premise import PremiseCorrection, disproved_premises
+from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, entity_label, find_entities, parse_question, relation_label, relation_score
 from pipeline.symbolic_answer import ProvenAnswer, prove
 
@@ -52,27 +53,21 @@ def _rank(p: Any) -> float:
     return -float(getattr(p, "score", 0.0)) * (0.5 if getattr(p, "superseded", False) else 1.0)
 
 
-
-
-def _is_chinese(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
-
-
 def translated_query(focus: QuestionFocus, rulebase: Any) -> str | None:
     """The question's rule-base names in the other language: the entities and relations a Chinese question
     names, by their English labels (and an English question's by their Chinese aliases). The rule files'
     bilingual vocabulary bridges what an English-only embedder and character bigrams cannot: a Chinese
     question about an English policy ("二类城市…住宿" -> "Tier 2 hotel limit per night")."""
-    chinese = _is_chinese(focus.question)
+    chinese = is_chinese(focus.question)
     terms = frozenset(content_terms(focus.question))
     words: list[str] = []
     for e in focus.entities:
         ent = rulebase.entities.get(e.entity_id)
         if ent is not None:
-            words += [n for n in (ent.label, *ent.aliases) if n and _is_chinese(n) != chinese][:1]
+            words += [n for n in (ent.label, *ent.aliases) if n and is_chinese(n) != chinese][:1]
     for sig in rulebase.relations.values():
         if relation_score(sig, terms) >= 0.6:
-            words += [n for n in (sig.label, *sig.aliases) if n and _is_chinese(n) != chinese][:1]
+            words += [n for n in (sig.label, *sig.aliases) if n and is_chinese(n) != chinese][:1]
     words = list(dict.fromkeys(words))
     return " ".join(words) if words else None
 
@@ -218,10 +213,10 @@ def proof_passages(proof: ProvenAnswer, candidates: Sequence[Any], kb: KBFacts |
     documents in the other language than the question, also cites a retrieved passage in the question's
     language that states its value about the asked entity: an English question gets an English source."""
     out: list[Any] = []
-    chinese = _is_chinese(question)
-    if rulebase is not None and not any(_is_chinese(getattr(p, "text", "")) == chinese
+    chinese = is_chinese(question)
+    if rulebase is not None and not any(is_chinese(getattr(p, "text", "")) == chinese
                                         for p in _document_passages(proof, candidates, kb)):
-        out += [p for p in _stating_value(proof, candidates, rulebase) if _is_chinese(p.text) == chinese][:1]
+        out += [p for p in _stating_value(proof, candidates, rulebase) if is_chinese(p.text) == chinese][:1]
     if not proof.documents:
         return out
     for p in _document_passages(proof, candidates, kb):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from pipeline.context import content_terms
 from pipeline.extraction import find_values
@@ -230,12 +230,25 @@ def param_fits(p: Any, value: Any) -> bool:
     return True
 
 
+def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each span blanked out, every other position kept."""
+    chars = list(text)
+    for s, e in spans:
+        chars[s:e] = " " * (e - s)
+    return "".join(chars)
+
+
 def stated_values(question: str, entities: list[EntityMention]) -> list[tuple[Any, int, int]]:
     """The values ``question`` states outside the names it uses ("Tier 1", "AX-200" are names)."""
-    chars = list(question)
-    for e in entities:
-        chars[e.start:e.end] = " " * (e.end - e.start)
-    return [(v, s, e) for v, _kind, s, e in find_values("".join(chars))]
+    return [(v, s, e) for v, _kind, s, e in find_values(blanked(question, ((x.start, x.end) for x in entities)))]
+
+
+def sole_entities(rulebase: Any) -> dict[str, str]:
+    """Entity type -> its one entity, for the types that have exactly one (the travel policy)."""
+    by_type: dict[str, list[str]] = {}
+    for e in rulebase.entities.values():
+        by_type.setdefault(e.type, []).append(e.id)
+    return {t: ids[0] for t, ids in by_type.items() if len(ids) == 1}
 
 
 def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
@@ -259,9 +272,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
         by_type.setdefault(e.type, [])
         if e.entity_id not in by_type[e.type]:
             by_type[e.type].append(e.entity_id)
-    only_entity: dict[str, str] = {}
-    for e in rulebase.entities.values():
-        only_entity[e.type] = e.id if e.type not in only_entity else ""
+    only_entity = sole_entities(rulebase)
     named_terms = frozenset().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else frozenset()
     goals = []
     currency = asked_currency(question)

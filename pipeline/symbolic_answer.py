@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pipeline.extraction import find_values
-from pipeline.question import Goal, QuestionFocus, asks_two
+from pipeline.question import Goal, QuestionFocus, asks_two, blanked, sole_entities
 from symbolic import BackwardChainer, Fact, Node, Provenance
 from symbolic.cf import THRESHOLD
 from symbolic.explain import how_text
@@ -57,11 +57,8 @@ def asks_a_computation(question: str, focus: QuestionFocus, goal: Goal | None = 
     "three nights", "300 kg") qualifies or computes beyond the bare relation, and one that asks two things
     ("...是谁？...是多少？") needs both: a single lookup proof would answer another question. A ``goal`` that
     binds the question's values as its arguments (a rule computes a stay's cost from "4 nights") answers it."""
-    chars = list(question)
-    spans = [(e.start, e.end) for e in focus.entities] + list(goal.stated if goal else ())
-    for s, e in spans:                 # "Tier 1", "AX-200": names, not values
-        chars[s:e] = " " * (e - s)
-    unnamed = "".join(chars)
+    # "Tier 1", "AX-200": names, not values; the values the goal binds are its arguments
+    unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *(goal.stated if goal else ())])
     return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two(question)
 
 
@@ -204,20 +201,12 @@ def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
     return None
 
 
-def _only_entities(rulebase: Any) -> set[str]:
-    """Entities that are the only one of their type (the travel policy): naming them says nothing."""
-    by_type: dict[str, list[str]] = {}
-    for e in rulebase.entities.values():
-        by_type.setdefault(e.type, []).append(e.id)
-    return {ids[0] for ids in by_type.values() if len(ids) == 1}
-
-
 def _steps(proof: ProvenAnswer, rulebase: Any, chinese: bool, max_depth: int = 3) -> list[str]:
     """The intermediate facts of a multi-hop or computed proof, as "city tier: Tier 2" or "per diem (arrival
     day): EUR 26": the premises of its rules, depth first (not into a recursive chain), that bind a value not
     yet said; a premise about an entity the question did not name says which."""
     said: list[Any] = [*proof.goal.args, proof.value]
-    quiet = _only_entities(rulebase)
+    quiet = set(sole_entities(rulebase).values())
     out: list[str] = []
 
     def walk(node: Node, depth: int) -> None:

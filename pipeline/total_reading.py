@@ -9,7 +9,8 @@ import re
 from typing import Any, Sequence
 
 from pipeline.claim_reading import fits, mention_claim, names_fit, negated, sentence_around, sentence_claim
-from pipeline.extraction import ValueMention, find_values
+from pipeline.answer_check import own_mentions
+from pipeline.extraction import ValueMention
 from pipeline.question import Goal, QuestionFocus, find_entities
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim
@@ -22,6 +23,12 @@ _RATE_AFTER = re.compile(r"^\s*(?:per|each|a|an)\b|^\s*/\s*\w", re.IGNORECASE)
 _RATE_BEFORE = re.compile(r"每\s*[\u4e00-\u9fff]{0,3}\s*$")
 
 
+def computing_goals(focus: QuestionFocus) -> list[Goal]:
+    """The best-named goals that take every value the question states as arguments (none for a lookup)."""
+    goals = [g for g in focus.goals if g.stated and not asks_a_computation(focus.question, focus, g)]
+    return [g for g in goals if g.score == goals[0].score]
+
+
 def total_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
                  rulebase: Any) -> list[tuple[Claim, ValueMention]]:
     """A question that states values of its own computes ("a 4-night stay in Paris"): the best-named goals that
@@ -29,17 +36,17 @@ def total_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     fitting one (a total is at least each rate it multiplies or sums: "EUR 720: EUR 180 per night"), in a
     sentence naming the goal's entities or no other of their types. Never a value the question states or
     the answer negates."""
-    goals = [g for g in focus.goals if g.stated and not asks_a_computation(focus.question, focus, g)]
+    goals = computing_goals(focus)
     if not goals:
         return []
-    asked = [v for v, *_ in find_values(focus.question)]
+    own = own_mentions(mentions, focus.question)
     out: list[tuple[Claim, ValueMention]] = []
-    for goal in (g for g in goals if g.score == goals[0].score):
+    for goal in goals:
         sig = rulebase.relations.get(goal.relation)
         if sig is None:
             continue
         taken = {id(x) for _c, x in out}
-        fitting = [x for x in mentions if id(x) not in taken and x.value not in asked and fits(sig, x.value)
+        fitting = [x for x in own if id(x) not in taken and fits(sig, x.value)
                    and not negated(answer, x.start) and names_fit(
                        goal.args, sig, find_entities(answer[slice(*sentence_around(answer, x.start))], rulebase))]
         if fitting:
@@ -88,13 +95,10 @@ def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     """Claims of the best-named computing goals' premises for the values no other reader placed that the
     answer writes as rates, where exactly one premise fits the value's type (never a value the question
     states or the answer negates)."""
-    goals = [g for g in focus.goals if g.stated and not asks_a_computation(focus.question, focus, g)]
-    goals = [g for g in goals if g.score == goals[0].score] if goals else []
-    candidates = [c for g in goals for c in _premises(g, rulebase)]
-    asked = [v for v, *_ in find_values(focus.question)]
+    candidates = [c for g in computing_goals(focus) for c in _premises(g, rulebase)]
     out: list[tuple[Claim, ValueMention]] = []
-    for mention in mentions:
-        if any(mention.value == a for a in asked) or negated(answer, mention.start) \
+    for mention in own_mentions(mentions, focus.question):
+        if negated(answer, mention.start) \
                 or not written_as_rate(answer, mention):
             continue
         fitting = [(sig, subject) for sig, subject in candidates if fits(sig, mention.value)]

@@ -168,7 +168,7 @@ class Checker:
             elif not expr_ok:
                 self.error("arithmetic is only allowed in comparisons, in what a rule asserts and in the value "
                            "a goal concludes", getattr(a, "location", atom.location))
-            else:
+            elif allow_expr:   # a goal's computed value is typed once, by check_backward, after its premises
                 t = self.expr_type(a, var_types)
                 if t and not _compatible(t, p.type):
                     self.error(f"type mismatch in {where}: expected {p.type}, got {t}", a.location)

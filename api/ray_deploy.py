@@ -76,6 +76,7 @@ def connect(settings: Settings, *, num_cpus: int | None = None, pythonpath: list
 
     if ray.is_initialized():
         return False
+    no_auto_init()
     local = settings.ray_address in (None, "local")
     saved = dict(os.environ)
     if local:
@@ -94,6 +95,20 @@ def connect(settings: Settings, *, num_cpus: int | None = None, pythonpath: list
         os.environ.clear()
         os.environ.update(saved)
     return local
+
+
+def no_auto_init() -> None:
+    """Stop Ray's own call wrappers from starting a cluster when this process is not connected (Serve's calls
+    start one whatever this says: shutdown() therefore ends every thread that makes them first)."""
+    from ray._private import auto_init_hook  # Ray reads RAY_ENABLE_AUTO_CONNECT once, at import
+
+    auto_init_hook.enable_auto_connect = False
+
+
+# serve.run threads deploy() started: shutdown() joins them before it disconnects, because a Serve call made
+# after ray.shutdown() starts a stray local cluster, whose loss 60 s later makes Ray's GCS client end this
+# whole process with status 1
+_runners: list[threading.Thread] = []
 
 
 @dataclass
@@ -149,7 +164,9 @@ def deploy(settings: Settings, components: str = DEFAULT_COMPONENTS, *, timeout_
         except BaseException as exc:  # noqa: BLE001 - reported by the polling loop
             failure.append(exc)
 
-    threading.Thread(target=run, name="verirag-serve-run", daemon=True).start()
+    runner = threading.Thread(target=run, name=f"verirag-serve-run-{app_name}", daemon=True)
+    _runners.append(runner)
+    runner.start()
     deadline, last = time.monotonic() + timeout_s, None
     while time.monotonic() < deadline:
         state = deployment_state(app_name)
@@ -158,6 +175,7 @@ def deploy(settings: Settings, components: str = DEFAULT_COMPONENTS, *, timeout_
                 report(state)
             last = state
             if state.app_status == "DEPLOY_FAILED" or state.status == "DEPLOY_FAILED":
+                runner.join(timeout=10)  # serve.run sees the same failure within a poll; no thread outlives it
                 raise DeployFailedError(state.message or "the deployment failed")
             if state.running >= 1:
                 return state
@@ -183,7 +201,10 @@ def shutdown(started_local: bool) -> None:
     from ray import serve
 
     if started_local:
-        serve.shutdown()
-        ray.shutdown()
+        serve.shutdown()  # the controller goes: a serve.run still waiting on it fails at its next poll
     else:
         serve.delete(APP_NAME)
+    while _runners:
+        _runners.pop().join(timeout=30)
+    if started_local:
+        ray.shutdown()

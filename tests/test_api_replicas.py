@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,13 @@ def cluster(tmp_path_factory):
         yield c
     finally:
         ray_deploy.shutdown(local)
+    # a Ray call left running after the app stopped never starts a stray cluster, whose loss would end this
+    # process 60 s later (Ray's GCS client exits with status 1)
+    import ray
+
+    assert not [t for t in threading.enumerate() if t.name.startswith("verirag-serve-run")]
+    time.sleep(2)
+    assert not ray.is_initialized()
 
 
 def _ask(c: Cluster, **body: object) -> httpx.Response:
@@ -224,4 +232,6 @@ def test_a_deployment_where_no_replica_can_load_fails_with_rays_reason(cluster: 
             ray_deploy.deploy(broken, "ray_support:build", app_name="broken", route_prefix="/broken", timeout_s=120)
     finally:
         poison.unlink()
+    # the thread that ran serve.run for the failed app has ended with it: nothing polls Ray behind our back
+    assert not [t for t in threading.enumerate() if t.name == "verirag-serve-run-broken"]
     assert _ask(cluster).status_code == 200  # the running app is untouched

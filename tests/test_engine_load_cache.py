@@ -18,7 +18,7 @@ from gguf import GGUFReader
 from neural import Engine, EngineConfig, ModelLoadError, SamplingParams
 from neural.load_progress import LoadProgress
 from neural.loader import load_model
-from neural.loader.cache import LoadCache, model_file_key
+from neural.loader.cache import SOURCE_ENTRY, LoadCache, model_file_key
 from neural.loader.gguf_cached import MODEL_ENTRY, WEIGHTS_ENTRY
 from neural.loader.gguf_file import GGUFFile
 from tests.test_engine_quantized import write_tiny_gguf
@@ -70,7 +70,7 @@ def test_warm_load_reads_the_cache_and_equals_the_cold_one(tiny, tmp_path) -> No
     uncached = dense(tiny)
     cold = dense(tiny, tmp_path / "c")
     entry = tmp_path / "c" / model_file_key(tiny)
-    assert sorted(p.name for p in entry.iterdir()) == [MODEL_ENTRY, WEIGHTS_ENTRY]  # no temp files left
+    assert sorted(p.name for p in entry.iterdir()) == [MODEL_ENTRY, SOURCE_ENTRY, WEIGHTS_ENTRY]  # no temp files left
     progress = LoadProgress()
     from neural.loader.gguf_cached import load_gguf_cached
 
@@ -143,7 +143,7 @@ def test_two_first_runs_at_once_leave_one_complete_entry(tiny, tmp_path) -> None
     assert all(p.returncode == 0 for p in procs)
     assert outs[0] == outs[1]
     entry = tmp_path / "c" / model_file_key(tiny)
-    assert sorted(p.name for p in entry.iterdir()) == [MODEL_ENTRY, WEIGHTS_ENTRY]
+    assert sorted(p.name for p in entry.iterdir()) == [MODEL_ENTRY, SOURCE_ENTRY, WEIGHTS_ENTRY]
     for name, t in dense(tiny).items():
         assert torch.equal(dense(tiny, tmp_path / "c")[name], t)
 
@@ -170,3 +170,26 @@ def test_default_model_warm_start_matches_cold_and_cli_prints_stages(tmp_path, m
     assert "verirag: load: config + tokenizer" in err and "(from the load cache)" in err and "ready in" in err
     assert main(["generate", "Hi", "--max-tokens", "1", "--quiet"]) == 0
     assert "load:" not in capsys.readouterr().err
+
+
+def test_entries_of_a_removed_or_changed_model_file_are_pruned(tiny, tmp_path) -> None:
+    root = tmp_path / "c"
+    moved = tmp_path / "old-install" / "tiny.gguf"
+    moved.parent.mkdir()
+    moved.write_bytes(tiny.read_bytes())
+    edited = tmp_path / "edited.gguf"
+    edited.write_bytes(tiny.read_bytes())
+    dense(moved, root)
+    dense(edited, root)
+    old, first_edit = LoadCache(moved, root).dir, LoadCache(edited, root).dir
+    legacy = root / "legacy-entry"  # written before entries recorded their model file: not ours to judge
+    legacy.mkdir()
+    assert {old, first_edit} <= set(root.iterdir())
+
+    moved.unlink()                   # a reinstall removed it
+    os.utime(edited, ns=(1, 1))      # an edit re-dated it: its old entry can never be hit again
+    warm = dense(tiny, root)         # a new first load prunes both
+    assert sorted(p.name for p in root.iterdir()) == sorted([LoadCache(tiny, root).dir.name, "legacy-entry"])
+    assert dense(tiny, root).keys() == warm.keys()
+    assert dense(edited, root)       # the edited file loads (and caches) afresh
+    assert LoadCache(edited, root).dir.is_dir() and LoadCache(tiny, root).dir.is_dir()

@@ -9,12 +9,17 @@ one. An entry that fails to parse is reported, deleted and rebuilt; a folder tha
 costs the rebuild next time (one warning). Weights are checked structurally (safetensors refuses a file its
 header does not exactly cover; names and shapes are checked by the model), not by a checksum: hashing 2 GB
 on every start would cost more than the cache saves on a small model.
+
+Each entry folder records its model file (``source.json``); writing an entry removes the folders whose model
+file is gone or has changed, which no key can reach again (a reinstall moves or re-dates the file: without
+this, each one would leave hundreds of MB behind).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -24,6 +29,7 @@ import torch
 from safetensors import SafetensorError
 
 
+SOURCE_ENTRY = "source.json"
 CACHE_FORMAT = 1  # bump when what is written changes meaning (loader fixes included): old entries then miss
 _EDGE = 1 << 16
 _Entry = TypeVar("_Entry")
@@ -39,6 +45,30 @@ def model_file_key(path: Path) -> str:
         f.seek(max(0, st.st_size - _EDGE))
         h.update(f.read(_EDGE))
     return f"{path.stem[:48]}-{h.hexdigest()[:20]}"
+
+
+def _identity(path: Path) -> dict:
+    st = path.stat()
+    return {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def prune_stale_entries(root: Path, keep: Path | None = None) -> list[Path]:
+    """Remove the entry folders under ``root`` whose recorded model file is gone or changed; folders that
+    record none (older verirag, other caches) are left alone. Returns what was removed."""
+    removed = []
+    for entry in sorted(root.iterdir()) if root.is_dir() else []:
+        if entry == keep or not (entry / SOURCE_ENTRY).is_file():
+            continue
+        try:
+            recorded = json.loads((entry / SOURCE_ENTRY).read_text(encoding="utf-8"))
+            source = Path(recorded["path"])
+            stale = not source.is_file() or _identity(source) != recorded
+        except (OSError, ValueError, KeyError, TypeError):
+            stale = False  # unreadable: not ours to judge
+        if stale:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
 
 
 def load_cache_root() -> Path:
@@ -136,4 +166,15 @@ class LoadCache(CacheDir):
     """The cache folder of one model file: ``<cache_root>/load/<model_file_key>``."""
 
     def __init__(self, model_path: str | Path, root: Path | None = None) -> None:
-        super().__init__((Path(root) if root is not None else load_cache_root()) / model_file_key(Path(model_path)))
+        self.model_path = Path(model_path).resolve()
+        self.root = Path(root) if root is not None else load_cache_root()
+        super().__init__(self.root / model_file_key(self.model_path))
+
+    def write(self, name: str, produce: Callable[[Path], object]) -> bool:
+        """As CacheDir.write; the first entry also records the model file and prunes stale folders."""
+        written = super().write(name, produce)
+        if written and name != SOURCE_ENTRY and not (self.dir / SOURCE_ENTRY).is_file():
+            text = json.dumps(_identity(self.model_path))
+            if super().write(SOURCE_ENTRY, lambda p: p.write_text(text, encoding="utf-8")):
+                prune_stale_entries(self.root, keep=self.dir)
+        return written

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from symbolic import RuleBase
 
 
 class WordTokenizer:
@@ -161,3 +165,11 @@ def answer_gap_for(rulebase, question: str, answer: str, passages: list) -> str 
     _facts, values = extract_evidence(passages, rulebase)
     claims, mentions = extract_claims(answer, passages, rulebase)
     return answer_gap(answer, parse_question(question, rulebase), claims, mentions, rulebase, None, values)
+
+
+def rulebase_of(text: str, folder: Path, name: str = "r.rules") -> RuleBase:
+    """The rule base of one rule file with ``text``, written as ``folder/name`` (error positions name it)."""
+    from symbolic import load_rulebase
+
+    (folder / name).write_text(text, encoding="utf-8")
+    return load_rulebase(folder)

@@ -9,9 +9,8 @@ from pipeline.bridges import bridge_passages, documents_stating, place_after, st
 from pipeline.evidence import gather
 from pipeline.kb_facts import KBFactCache, KBFacts
 from pipeline.extraction import extract_evidence
-from symbolic import load_rulebase
 from symbolic.values import Quantity
-from pipeline_fakes import FakePassage
+from pipeline_fakes import FakePassage, rulebase_of
 
 RULES = """
 type product "product"
@@ -59,9 +58,7 @@ class NoDocFilter(DocRetriever):
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "t.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "t.rules")
 
 
 def _kb(passages, rb) -> KBFacts:

@@ -6,7 +6,8 @@ import pytest
 
 from pipeline.answer_reading import read_answer
 from pipeline.question import parse_question
-from symbolic import load_rulebase
+from pipeline_fakes import rulebase_of
+
 
 RULES = """
 type city "city"
@@ -22,9 +23,7 @@ relation city_tier(c: city, t: tier) "city tier" unique
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
 def _read(rb, question, answer):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.apposition_reading import apposition_pair_claims
-from symbolic import Claim, Fact, load_rulebase
+from symbolic import Claim, Fact
+from pipeline_fakes import rulebase_of
 
 RULES = """
 type city "city"
@@ -32,9 +33,7 @@ relation manages(p: person, h: hub) "manages"
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
 def _pairs(rb, answer, taken=()):

@@ -9,7 +9,7 @@ from pipeline.claim_reading import ChoiceLogitsProcessor, focus_claims, lm_claim
 from pipeline.extraction import extract_claims
 from pipeline.question import parse_question
 from symbolic import load_rulebase
-from pipeline_fakes import ScriptedGenerator
+from pipeline_fakes import ScriptedGenerator, rulebase_of
 
 RULES = """
 type product "product"
@@ -26,9 +26,7 @@ relation support_fee(s: plan, r: percent) "support fee per year"
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
 def _read(rb, question, answer):

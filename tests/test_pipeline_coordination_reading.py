@@ -6,7 +6,8 @@ import pytest
 
 from pipeline.answer_reading import read_answer
 from pipeline.question import parse_question
-from symbolic import load_rulebase
+from pipeline_fakes import rulebase_of
+
 
 RULES = """
 type product "product"
@@ -31,9 +32,7 @@ pattern PRICE: "{product} costs {x:money}" -> list_price(product, x)
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
 def _read(rb, answer, question="Tell me about the robots."):

@@ -6,7 +6,8 @@ import pytest
 
 from pipeline.correction_reading import correction_claims, question_claims
 from pipeline.question import parse_question
-from symbolic import Claim, Fact, load_rulebase
+from symbolic import Claim, Fact
+from pipeline_fakes import rulebase_of
 
 RULES = """
 type group "employee group"
@@ -23,9 +24,7 @@ pattern PAYLOAD: "{product} (carries|carry) {m:quantity}" -> payload(product, m)
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
 def _read(rb, question, answer, taken=()):

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.directed_pair_reading import directed_pair_claims
-from symbolic import Claim, Fact, load_rulebase
+from symbolic import Claim, Fact
+from pipeline_fakes import rulebase_of
 
 RULES = """
 type person "person"
@@ -24,9 +25,7 @@ relation twinned_with(a: city, b: city) "twinned with"
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
 def _read(rb, answer, taken=()):

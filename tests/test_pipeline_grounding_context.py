@@ -6,8 +6,7 @@ import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.context import content_terms, restates, shares_context
-from symbolic import load_rulebase
-from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
 type group "employee group" aka "employees"
@@ -26,9 +25,7 @@ QUESTION = "How long does the LX-500 run on one battery charge?"
 
 @pytest.fixture(scope="module")
 def rulebase(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "leave.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "leave.rules")
 
 
 def ask(rulebase, answers, question=QUESTION, passages=(PRODUCT, WARRANTY), **opts):

@@ -5,8 +5,7 @@ import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.prompts import ABSTAIN_SENTINEL
-from symbolic import load_rulebase
-from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
 type group "employee group" aka "employees"
@@ -27,9 +26,7 @@ VIOLATING = "Full-time employees get 45 days of annual leave [1]."
 
 @pytest.fixture(scope="module")
 def rulebase(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "leave.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "leave.rules")
 
 
 def make(rulebase, answers, passages=PASSAGES, **config):

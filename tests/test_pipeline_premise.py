@@ -9,9 +9,8 @@ from pipeline.kb_facts import KBFactCache
 from pipeline.premise import disproved_premises, premise_gap, stated_premises
 from pipeline.prompts import ABSTAIN_SENTINEL
 from pipeline.question import parse_question
-from symbolic import load_rulebase
 from symbolic.values import Quantity
-from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
 type product "product"
@@ -33,9 +32,7 @@ KB = [AX, LX, FLIGHT]
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "t.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "t.rules")
 
 
 def premises(rb, question):

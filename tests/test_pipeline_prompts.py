@@ -9,8 +9,8 @@ from pipeline.answerer import Answerer
 from pipeline.model_profiles import MEDIUM, SMALL, PromptProfile, parameter_count, profile_for
 from pipeline.prompts import ABSTAIN_SENTINEL, PromptStyle, build, format_source, segments, user_message
 from pipeline.sources import focus_passage, pack
-from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, WordTokenizer
-from symbolic import load_rulebase
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, WordTokenizer, rulebase_of
+
 
 RULES = """
 type group "employee group"
@@ -97,9 +97,7 @@ def test_profiles_follow_the_model_size():
 
 @pytest.fixture(scope="module")
 def rulebase(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "leave.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "leave.rules")
 
 
 def test_pack_keeps_whole_passages_that_fit_and_cuts_the_rest_to_the_matching_rows():

@@ -7,14 +7,14 @@ import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.answer_check import answer_gap
-from pipeline.evidence import followup_queries, gather
+from pipeline.evidence import followup_queries
 from pipeline.extraction import extract_claims
 from pipeline.kb_facts import KBFactCache
 from pipeline.prompts import ABSTAIN_SENTINEL
 from pipeline.question import answer_types, parse_question
 from pipeline.symbolic_answer import compose, prove
 from symbolic import load_rulebase
-from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
 type tier "city tier"
@@ -46,9 +46,7 @@ KB = [OLD, NEW, TIERS, AX]
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "t.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "t.rules")
 
 
 def kb_facts(rb, passages=KB):

@@ -9,9 +9,8 @@ from pipeline.kb_facts import KBFactCache
 from pipeline.premise import stated_premises
 from pipeline.question import parse_question
 from pipeline.symbolic_answer import compose, prove
-from symbolic import load_rulebase
 from symbolic.values import parse_value as v
-from pipeline_fakes import FakePassage, FixedRetriever
+from pipeline_fakes import FakePassage, FixedRetriever, rulebase_of
 
 RULES = """
 type tier "city tier"
@@ -63,9 +62,7 @@ KB = [OLD, NEW, TIERS, PRICE, CN]
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "t.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "t.rules")
 
 
 def answer(rb, question):

@@ -8,6 +8,7 @@ from pipeline.extraction import extract_claims
 from pipeline.question import parse_question
 from pipeline.vocabulary_reading import clause_around, entity_pair_claims, value_claims
 from symbolic import load_rulebase
+from pipeline_fakes import rulebase_of
 
 RULES = """
 type product "product"
@@ -37,9 +38,7 @@ relation mileage_rate(p: policy, x: money[EUR]) "mileage rate"
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
 def _values(rb, question, answer):

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 from api_support import live_server
-from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 from remote_support import MODEL, ScriptedEngine, closed_port, verirag_server
 
 from api.app import create_app
@@ -18,7 +18,7 @@ from api.state import build_components
 from neural.errors import RemoteModelNotServedError
 from neural.remote import RemoteConfig, RemoteGenerator
 from pipeline import Answerer, AnswererConfig, AskOptions
-from symbolic import load_rulebase
+
 
 RULES = """
 type group "employee group" aka "employees"
@@ -39,9 +39,7 @@ CONFIG = {"symbolic_answers": False, "lm_extraction": False}
 
 @pytest.fixture(scope="module")
 def rulebase(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "leave.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "leave.rules")
 
 
 def _summary(result) -> tuple:

@@ -12,7 +12,7 @@ from pipeline.links import asked_relations, link_queries
 from pipeline.question import parse_question
 from symbolic import RuleErrors, load_rulebase
 from symbolic.parser import parse_text
-from pipeline_fakes import FakePassage
+from pipeline_fakes import FakePassage, rulebase_of
 
 RULES = """
 type person "person"
@@ -77,9 +77,7 @@ class WordRetriever:
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rules")
-    (d / "t.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "t.rules")
 
 
 def test_a_link_statement_names_a_source_and_one_or_more_targets():

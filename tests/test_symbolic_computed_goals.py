@@ -7,6 +7,7 @@ import pytest
 
 from symbolic import BackwardChainer, Claim, Fact, Provenance, RuleErrors, Verifier, load_rulebase, parse_value as v
 from symbolic.model import Var
+from pipeline_fakes import rulebase_of
 
 RULES = """
 type city "city"
@@ -27,9 +28,7 @@ EV = [Fact("nightly_limit", ("paris", v("EUR 180")), 0.8, DOC), Fact("daily_rate
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("computed")
-    (d / "r.rules").write_text(RULES, encoding="utf-8")
-    return load_rulebase(d)
+    return rulebase_of(RULES, tmp_path_factory.mktemp("computed"))
 
 
 def test_the_chainer_computes_the_open_value(rb):

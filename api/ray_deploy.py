@@ -100,8 +100,10 @@ def connect(settings: Settings, *, num_cpus: int | None = None, pythonpath: list
 def no_auto_init() -> None:
     """Stop Ray's own call wrappers from starting a cluster when this process is not connected (Serve's calls
     start one whatever this says: shutdown() therefore ends every thread that makes them first)."""
-    from ray._private import auto_init_hook  # Ray reads RAY_ENABLE_AUTO_CONNECT once, at import
-
+    try:
+        from ray._private import auto_init_hook  # Ray reads RAY_ENABLE_AUTO_CONNECT once, at import
+    except ImportError:  # a later Ray without this private module: shutdown()'s joins still hold
+        return
     auto_init_hook.enable_auto_connect = False
 
 

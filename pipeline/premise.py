@@ -24,6 +24,10 @@ _YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|did|may|must|should|will|
 _SITUATION = re.compile(r"\b(?:i|my|me|mine|we|our|us|if|suppose|supposing|assuming|unless|left|remaining)\b|"
                         r"我|如果|假如|假设|若是|要是|剩余|还剩|剩下", re.IGNORECASE)
 
+# An answer that opens with "because" gives the right value as the reason for the wrong premise: "为什么婚假只有
+# 3 天？" answered "因为婚假的天数是 10 天" takes the premise as true while stating what refutes it.
+_GIVES_A_REASON = re.compile(r"^\W*(?:because|因为|由于)", re.IGNORECASE)
+
 
 @dataclass
 class PremiseCorrection:
@@ -85,9 +89,13 @@ def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[Premis
     (``values``: the values its claims and mentions state)."""
     text = mask_citations(answer)
     missing = [c for c in corrections if not states_value(text, values, c.proof.value)]
-    if not missing:
+    as_reason = not missing and bool(corrections) and _GIVES_A_REASON.match(text) is not None
+    if not missing and not as_reason:
         return None
     said = "; ".join(f"{relation_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
-                     f"not {format_value(c.stated)}" for c in missing)
+                     f"not {format_value(c.stated)}" for c in (missing or corrections))
+    if as_reason:
+        return (f"the question's premise is wrong ({said}), and the answer gives the right value as the reason "
+                f"for it instead of saying so")
     return f"the question's premise is wrong ({said}), and the answer does not say so"
 

@@ -74,6 +74,11 @@ def test_the_premise_gap_names_the_right_value(rb):
     assert gap == ("the question's premise is wrong (rated payload is 200 kg, not 300 kg), "
                    "and the answer does not say so")
     assert premise_gap("No: it carries 200 kg [1].", [Quantity(200.0, "kg")], [c], rb) is None
+    # the right value given as the reason for the wrong premise takes the premise as true
+    gap = premise_gap("[1] Because the AX-200 carries 200 kg.", [Quantity(200.0, "kg")], [c], rb)
+    assert gap == ("the question's premise is wrong (rated payload is 200 kg, not 300 kg), and the answer gives "
+                   "the right value as the reason for it instead of saying so")
+    assert premise_gap("The AX-200 carries 200 kg because of its motor [1].", [Quantity(200.0, "kg")], [c], rb) is None
 
 
 def make(rb, answers):
@@ -103,6 +108,14 @@ def test_a_draft_that_corrects_the_premise_is_kept(rb):
     a, _ = make(rb, [right])
     r = a.ask("Why does the AX-200 have a rated payload of 300 kg?")
     assert r.status == "verified" and r.answer == right
+
+
+def test_a_draft_giving_the_right_value_as_the_reason_is_replaced_by_the_correction(rb):
+    a, gen = make(rb, ["因为 AX-200 的额定载重是 200 公斤 [1]。"])
+    r = a.ask("为什么 AX-200 的额定载重是 300 公斤？")
+    assert len(gen.calls) == 1 and r.status == "verified", r.reason
+    assert r.answer == "这个前提不对：AX-200的额定载重为200 公斤 [1]。"
+    assert "gives the right value as the reason" in r.attempts[0].gaps[0]
 
 
 def test_a_chinese_question_gets_a_chinese_correction(rb):

@@ -36,20 +36,15 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     placed = [(c, m) for c, m in value_claims(answer, mentions, focus, rulebase)
               if by_focus.get(id(m)) != c.fact.relation]
     claims += [c for c, _m in placed]
-    taken = {id(m) for _c, m in placed}
-    left = [m for m in left if id(m) not in taken]
-    placed = total_claims(answer, left, focus, rulebase) if left else []
-    taken = {id(m) for _c, m in placed}
-    left = [m for m in left if id(m) not in taken]
-    placed += input_claims(answer, left, focus, rulebase) if left and placed else []
+    left = _unplaced(left, placed)
+    totals = total_claims(answer, left, focus, rulebase) if left else []
+    placed = totals + (input_claims(answer, _unplaced(left, totals), focus, rulebase) if totals else [])
     claims += [c for c, _m in placed]
-    taken = {id(m) for _c, m in placed}
-    left = [m for m in left if id(m) not in taken]
+    left = _unplaced(left, placed)
     if lm_extraction and left:
         placed = lm_claims(generator, context, answer, left, focus, rulebase)
         claims += [c for c, _m in placed]
-        taken = {id(m) for _c, m in placed}
-        left = [m for m in left if id(m) not in taken]
+        left = _unplaced(left, placed)
     corrected = correction_claims(answer, passages, focus, rulebase, claims)
     claims += corrected
     left = [m for m in left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end for c in corrected)]
@@ -60,3 +55,10 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     claims += carried
     left = [m for m in left if not any(c.start <= m.start and m.end <= c.end for c in carried)]
     return sorted(claims, key=lambda c: c.start), left
+
+
+def _unplaced(mentions: list[Any], placed: Sequence[tuple[Any, Any]]) -> list[Any]:
+    """The mentions no (claim, mention) pair of ``placed`` read."""
+    taken = {id(m) for _c, m in placed}
+    return [m for m in mentions if id(m) not in taken]
+

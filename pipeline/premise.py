@@ -87,15 +87,16 @@ def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[Premis
                 rulebase: Any) -> str | None:
     """None when ``answer`` states the value each disproved premise should have; otherwise what it must say
     (``values``: the values its claims and mentions state)."""
+    def wrong(premises: Sequence[PremiseCorrection]) -> str:
+        said = "; ".join(f"{relation_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
+                         f"not {format_value(c.stated)}" for c in premises)
+        return f"the question's premise is wrong ({said})"
+
     text = mask_citations(answer)
     missing = [c for c in corrections if not states_value(text, values, c.proof.value)]
-    as_reason = not missing and bool(corrections) and _GIVES_A_REASON.match(text) is not None
-    if not missing and not as_reason:
-        return None
-    said = "; ".join(f"{relation_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
-                     f"not {format_value(c.stated)}" for c in (missing or corrections))
-    if as_reason:
-        return (f"the question's premise is wrong ({said}), and the answer gives the right value as the reason "
-                f"for it instead of saying so")
-    return f"the question's premise is wrong ({said}), and the answer does not say so"
+    if missing:
+        return wrong(missing) + ", and the answer does not say so"
+    if corrections and _GIVES_A_REASON.match(text):
+        return wrong(corrections) + ", and the answer gives the right value as the reason for it instead of saying so"
+    return None
 

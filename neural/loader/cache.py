@@ -173,7 +173,7 @@ class LoadCache(CacheDir):
     def write(self, name: str, produce: Callable[[Path], object]) -> bool:
         """As CacheDir.write; the first entry also records the model file and prunes stale folders."""
         written = super().write(name, produce)
-        if written and name != SOURCE_ENTRY and not (self.dir / SOURCE_ENTRY).is_file():
+        if written and not (self.dir / SOURCE_ENTRY).is_file():
             text = json.dumps(_identity(self.model_path))
             if super().write(SOURCE_ENTRY, lambda p: p.write_text(text, encoding="utf-8")):
                 prune_stale_entries(self.root, keep=self.dir)

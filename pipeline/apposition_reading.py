@@ -6,7 +6,7 @@ import re
 from typing import Any, Sequence
 
 from pipeline.claim_reading import negated
-from pipeline.extraction import cited_for, sentences
+from pipeline.extraction import blanked, cited_for, sentences
 from pipeline.question import find_entities
 from pipeline.vocabulary_reading import best_named, clause_around, clause_terms, pair_signatures, vocabulary_claim
 from symbolic import Claim
@@ -49,8 +49,7 @@ def apposition_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, 
                         x.type == object_type and a.end <= x.start and x.end + s <= cs for x in found):
                     continue
                 lead = answer[cs:b.start + s]
-                blanked = answer[:b.start + s] + " " * len(b.text) + answer[b.end + s:]
-                terms = clause_terms(blanked, cs, b.end + s, ce)
+                terms = clause_terms(blanked(answer, [(b.start + s, b.end + s)]), cs, b.end + s, ce)
                 sig = best_named(sigs, terms, 0.5, said_by_syntax=bool(lead.strip() and _LEAD_RE.match(lead)))
                 if sig is None or (sig.name, a.entity_id) in have:
                     continue

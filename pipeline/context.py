@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.extraction import find_values, mask_citations
+from pipeline.extraction import blanked, find_values, mask_citations
 
 # Function words carry no topic: two sentences sharing only "the"/"for" are not about the same thing.
 _STOP = frozenset("""a an the of for to in on at by with and or but is are was were be been being it its this
@@ -27,10 +27,7 @@ def content_terms(text: str) -> set[str]:
     """Lower-cased, stemmed content words of ``text`` (English) plus character bigrams of its Chinese
     runs. Value spans ("12 months", "2.0 米/秒") are blanked: a shared unit or number is exactly what
     must *not* count as shared context."""
-    chars = list(text)
-    for _value, _kind, s, e in find_values(text):
-        chars[s:e] = " " * (e - s)
-    low = "".join(chars).lower()
+    low = blanked(text, ((s, e) for _value, _kind, s, e in find_values(text))).lower()
     terms = {_stem(w) for w in _WORD_RE.findall(low) if w not in _STOP and not w.isdigit()}
     for run in _CJK_RUN_RE.findall(low):
         terms.update(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 1 else terms.add(run)

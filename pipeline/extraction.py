@@ -5,7 +5,7 @@ import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from pipeline.table_cells import Column, column_at
 from symbolic import Claim, Fact
@@ -65,6 +65,14 @@ class EvidenceValue:
     column: Column | None = None   # the table column it sits in, when it is a table cell
     heading: str = ""        # the passage's section heading ("Dead on arrival"): what its sentences are about
     title: str = ""          # its document's title ("AX-200 自主移动机器人用户手册"): what the whole document is about
+
+
+def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each span blanked out, every other position kept."""
+    chars = list(text)
+    for s, e in spans:
+        chars[s:e] = " " * (e - s)
+    return "".join(chars)
 
 
 def mask_citations(text: str) -> str:

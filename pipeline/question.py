@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from pipeline.context import content_terms
-from pipeline.extraction import find_values
+from pipeline.extraction import blanked, find_values
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
@@ -228,14 +228,6 @@ def param_fits(p: Any, value: Any) -> bool:
         except ValueError:
             return False
     return True
-
-
-def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """``text`` with each span blanked out, every other position kept."""
-    chars = list(text)
-    for s, e in spans:
-        chars[s:e] = " " * (e - s)
-    return "".join(chars)
 
 
 def stated_values(question: str, entities: list[EntityMention]) -> list[tuple[Any, int, int]]:

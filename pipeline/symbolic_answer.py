@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pipeline.extraction import find_values
-from pipeline.question import Goal, QuestionFocus, asks_two, blanked, sole_entities
+from pipeline.extraction import blanked, find_values
+from pipeline.question import Goal, QuestionFocus, asks_two, sole_entities
 from symbolic import BackwardChainer, Fact, Node, Provenance
 from symbolic.cf import THRESHOLD
 from symbolic.explain import how_text

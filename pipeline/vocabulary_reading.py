@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention, cited_for, find_values, sentences
+from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
 from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_names
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim
@@ -175,10 +175,8 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                     continue            # a clause ends between them: "X, ..., reports to Y, who is grade K4"
                 cs, ce = clause_around(answer, lo, hi)
                 # the relation's name must be said besides the two names ("Tier 1" does not say "city tier")
-                blanked = list(answer)
-                for x in (a, b):
-                    blanked[x.start + s:x.end + s] = " " * (x.end - x.start)
-                terms = clause_terms("".join(blanked), max(cs, s), hi, min(ce, e))
+                unnamed = blanked(answer, [(x.start + s, x.end + s) for x in (a, b)])
+                terms = clause_terms(unnamed, max(cs, s), hi, min(ce, e))
                 # "Shanghai is a Tier 1 city": the types' only relation, said by "is"
                 copula = a.end <= b.start and bool(_COPULA_RE.match(answer[a.end + s:b.start + s]))
                 sig = best_named(sigs, terms, 0.5, said_by_syntax=copula)

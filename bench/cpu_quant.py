@@ -3,7 +3,10 @@
 teacher-forced top-1 agreement and perplexity on held-apart kb/ text), and each side's resident memory (one
 child process per side, since freed memory is not handed back within a process).
 
-    .venv/bin/python bench/cpu_quant.py [--model qwen2.5-coder-0.5b] [--quick] [--repeat 3] [--threads N]
+    .venv/bin/python bench/cpu_quant.py [--model qwen2.5-coder-0.5b] [--int8 int8|int8-fast] [--quick] [--repeat 3]
+                                        [--threads N]
+
+``--int8`` picks the int8 side's mode: two-pass activations (int8, the default) or one 7-bit pass (int8-fast).
 
 The model is pulled through the registry if needed. Speed runs alternate the two sides and keep each side's
 best (the machine is shared; noise only slows a run down); every run is printed with the load average. The
@@ -75,7 +78,7 @@ def streams(engine: Engine, prompts: list[str], tokens: int) -> float:
     return sum(len(o.token_ids) for o in outs) / (time.perf_counter() - start)
 
 
-def rss_child(model: str, quantization: str, threads: int) -> None:
+def rss_child(model: str, quantization: str, threads: int) -> None:  # quantization: "none" or an int8 mode
     """Child mode: build one engine, run a short request, print its memory as JSON."""
     engine = Engine(EngineConfig(model=model, quantization=quantization, num_threads=threads))
     engine.generate(chat(engine, "Hello"), SamplingParams(max_tokens=8, ignore_eos=True))
@@ -84,10 +87,11 @@ def rss_child(model: str, quantization: str, threads: int) -> None:
     print(json.dumps({"rss_mb": mb["VmRSS"], "peak_mb": mb["VmHWM"]}))
 
 
-def measure_rss(model: str, threads: int) -> dict[str, dict]:
+def measure_rss(model: str, threads: int, int8_mode: str) -> dict[str, dict]:
     out = {}
     for side in SIDES:
-        cmd = [sys.executable, __file__, "--model", model, "--threads", str(threads), "--rss-child", side]
+        cmd = [sys.executable, __file__, "--model", model, "--threads", str(threads), "--rss-child",
+               "none" if side == "none" else int8_mode]
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             raise SystemExit(f"rss child ({side}) failed:\n{done.stderr[-2000:]}")
@@ -111,7 +115,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--concurrent", type=int, default=16)
     ap.add_argument("--no-rss", action="store_true", help="skip the two child processes measuring memory")
-    ap.add_argument("--rss-child", choices=SIDES, help=argparse.SUPPRESS)
+    ap.add_argument("--int8", choices=("int8", "int8-fast"), default="int8",
+                    help="the int8 side: two-pass activations (int8, default) or one 7-bit pass (int8-fast)")
+    ap.add_argument("--rss-child", choices=("none", "int8", "int8-fast"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.rss_child:
         return rss_child(args.model, args.rss_child, args.threads)
@@ -119,12 +125,13 @@ def main() -> None:
     tokens = 32 if args.quick else 64
     n_quality = 4 if args.quick else 8
     ensure_model(args.model)
-    print(f"model {args.model}, {args.threads} threads, {load()}", flush=True)
+    print(f"model {args.model}, int8 side: {args.int8}, {args.threads} threads, {load()}", flush=True)
 
     engines = {}
     for side in SIDES:
         start = time.perf_counter()
-        engines[side] = Engine(EngineConfig(model=args.model, quantization=side, num_threads=args.threads))
+        mode = "none" if side == "none" else args.int8
+        engines[side] = Engine(EngineConfig(model=args.model, quantization=mode, num_threads=args.threads))
         print(f"{side}: engine ready in {time.perf_counter() - start:.1f} s ({load()})", flush=True)
     fp32, int8 = engines["none"], engines["int8"]
     plan = int8.int8_plan
@@ -159,7 +166,7 @@ def main() -> None:
 
     if not args.no_rss:
         del engines, fp32, int8
-        rss = measure_rss(args.model, args.threads)
+        rss = measure_rss(args.model, args.threads, args.int8)
         r32, r8 = rss["none"]["rss_mb"], rss["int8"]["rss_mb"]
         print(f"resident memory after a short request: fp32 {r32:.0f} MB (peak {rss['none']['peak_mb']:.0f}), "
               f"int8 {r8:.0f} MB (peak {rss['int8']['peak_mb']:.0f}): int8/fp32 {r8 / r32:.2f}")

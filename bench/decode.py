@@ -1,7 +1,9 @@
 """Decode engine vs HF transformers generate() on the default model: one stream and N concurrent requests.
 
-Same weights (the GGUF dequantized once by our loader, handed to transformers' LlamaForCausalLM so both sides
-run identical fp32 matrices), same prompts, greedy. HF runs the way a user would: one static batch,
+Same weights (the GGUF dequantized once by our loader, handed to transformers' LlamaForCausalLM), same
+prompts, greedy. The engine runs the model as a user gets it (``--quantization auto``: the default model's
+registry default, int8 with two-pass activations on CPU); ``--quantization none`` gives both sides identical
+fp32 matrices. HF runs the way a user would: one static batch,
 left-padded, max_new_tokens = the largest request's budget, outputs truncated per request afterwards.
 Prints tokens/s and ratios from one run, plus KV-cache slot waste and TTFT; for the concurrent run also the
 time the engine's weight GEMMs alone take for the steps it ran (the ceiling on the ratio for this workload).
@@ -12,7 +14,7 @@ computes its prompts as HF does, not from the previous run's cache (sharing *wit
 the engine's own doing).
 
     .venv/bin/python bench/decode.py [--threads N (default: all cores)] [--concurrent 16] [--repeat 3]
-                                     [--compare-threads]
+                                     [--compare-threads] [--quantization auto|none|int8|int8-fast]
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import torch
 
 from neural import Engine, EngineConfig, SamplingParams
 from neural.loader import load_model_files
+from neural.models.int8_linear import Int8Linear
 from neural.models.llama import Linear
 
 QUESTIONS = [
@@ -105,7 +108,7 @@ def weight_gemm_floor(engine: Engine, shapes: list[tuple[int, int]]) -> float:
     """Seconds the model's weight GEMMs alone take for these steps (the engine's own Linear ops, real
     weights, best of 2 per distinct shape): what a step costs with free attention, norms and scheduling."""
     model = engine.runner.model
-    layer_linears = [m for layer in model.layers for m in layer.modules() if isinstance(m, Linear)]
+    layer_linears = [m for layer in model.layers for m in layer.modules() if isinstance(m, (Linear, Int8Linear))]
     cost: dict[tuple[int, int], float] = {}
     with torch.inference_mode():
         for tokens, seqs in set(shapes):
@@ -176,9 +179,12 @@ def main() -> None:
     ap.add_argument("--single-tokens", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=3, help="alternating runs per side, best of them counts")
     ap.add_argument("--compare-threads", action="store_true", help="repeat the single stream at 1 and 2 threads")
+    ap.add_argument("--quantization", choices=("auto", "none", "int8", "int8-fast"), default="auto",
+                    help="the engine's weights (default auto: as a user gets the default model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    engine = Engine(EngineConfig(num_threads=args.threads))
+    engine = Engine(EngineConfig(num_threads=args.threads, quantization=args.quantization))
+    print(f"engine weights: {engine.quantization or 'fp32'} (--quantization {args.quantization}); hf: fp32")
     hf = hf_model_from_engine(engine)
     prompts = make_prompts(engine, max(args.concurrent, 1))
     run(engine, hf, prompts[:1], [4], "warm-up")

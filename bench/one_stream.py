@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent)
     ap.add_argument("--model", default=None, help="registry name or model path (default: the default model)")
-    ap.add_argument("--quantization", default="auto", choices=("auto", "none", "int8"))
+    ap.add_argument("--quantization", default="auto", choices=("auto", "none", "int8", "int8-fast"))
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             steps += 1
         wall = max(wall, steps / (time.perf_counter() - start))
         cpu = min(cpu, (time.process_time() - start_cpu) / steps * 1e3)
-    weights = "int8" if getattr(engine, "int8_plan", None) is not None else "fp32"
+    weights = getattr(engine, "quantization", None) or "fp32"
     print(f"{args.tree.name} {weights}: {wall:.2f} tok/s, {cpu:.1f} CPU ms/token "
           f"(best of {args.repeat}, load {os.getloadavg()[0]:.2f})")
     return 0

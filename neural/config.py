@@ -13,7 +13,7 @@ CPU_DEFAULT_KV_BYTES = 256 * 1024 * 1024  # CPU has no "free device memory" to t
 MAX_DEFAULT_MODEL_LEN = 8192  # cap on max_position_embeddings when max_model_len is None
 # gguf: keep a GGUF's Q8_0/Q4_0/Q4_1 tensors packed, dequantized per matmul; int8: CPU float32 projections int8
 # through fbgemm (neural.quant_int8); auto: the registry entry's CPU default (neural.int8_setup); none: dense
-QUANTIZATIONS = ("auto", "none", "gguf", "int8")
+QUANTIZATIONS = ("auto", "none", "gguf", "int8", "int8-fast")
 
 
 @dataclass

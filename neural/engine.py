@@ -12,7 +12,7 @@ import torch
 from neural.block_manager import BlockManager
 from neural.config import CPU_DEFAULT_KV_BYTES, MAX_DEFAULT_MODEL_LEN, EngineConfig
 from neural.errors import EngineError, InvalidRequestError, PromptTooLongError
-from neural.int8_setup import prepare_int8, resolve_quantization, store_int8
+from neural.int8_setup import INT8_MODES, prepare_int8, resolve_quantization, store_int8
 from neural.load_progress import LoadProgress
 from neural.loader import load_model
 from neural.loader.cache import LoadCache
@@ -56,8 +56,9 @@ class Engine:
         if kv_bytes is None and self.device.type == "cpu":
             kv_bytes = CPU_DEFAULT_KV_BYTES
         int8 = None
-        if self.quantization == "int8":
-            int8 = prepare_int8(model_config, self.tokenizer, cache, progress, cfg.cpu_prepack_weights)
+        if self.quantization in INT8_MODES:
+            int8 = prepare_int8(model_config, self.tokenizer, cache, progress, cfg.cpu_prepack_weights,
+                                self.quantization)
         with progress.stage("build model"):
             if kv_bytes is None:  # GPU: a fraction of what is free once the weights are in
                 self.runner = self._build_gpu_runner(model_config, weights, dtype, block_bytes, max_len, packed)

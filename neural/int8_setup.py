@@ -15,6 +15,7 @@ from neural.model_config import ModelConfig
 from neural.quant_int8 import CALIBRATION_TOKENS, Int8Setup, linear_shapes, make_plan
 
 log = logging.getLogger("verirag.load")
+INT8_MODES = ("int8", "int8-fast")  # two-pass activations (~14-bit), one 7-bit pass: see models.int8_linear
 
 
 def int8_supported() -> str | None:
@@ -27,8 +28,8 @@ def int8_supported() -> str | None:
 
 def resolve_quantization(requested: str | None, spec: str | None, path: str, device: torch.device,
                          dtype: torch.dtype) -> str | None:
-    """``requested`` as it applies here: "auto" -> the registry entry's CPU default (int8 for the 0.5B model,
-    see neural.model_registry) when the engine runs on CPU in float32, else dense; "none" -> None."""
+    """``requested`` as it applies here: "auto" -> the registry entry's CPU default (see neural.model_registry)
+    when the engine runs on CPU in float32, else dense; "none" -> None."""
     from neural.model_registry import entry_for
 
     if requested in (None, "none"):
@@ -41,12 +42,12 @@ def resolve_quantization(requested: str | None, spec: str | None, path: str, dev
             log.warning("quantization auto: %s; %s runs in float32", int8_supported(), entry.name)
             return None
         return entry.cpu_quantization
-    if requested == "int8":
+    if requested in INT8_MODES:
         if device.type != "cpu" or dtype != torch.float32:
-            raise EngineError(f"quantization='int8' runs on CPU in float32 (PyTorch's fbgemm kernels); this engine "
-                              f"is {device.type}/{str(dtype).removeprefix('torch.')}")
+            raise EngineError(f"quantization={requested!r} runs on CPU in float32 (PyTorch's fbgemm kernels); this "
+                              f"engine is {device.type}/{str(dtype).removeprefix('torch.')}")
         if int8_supported() is not None:
-            raise EngineError(f"quantization='int8': {int8_supported()}")
+            raise EngineError(f"quantization={requested!r}: {int8_supported()}")
     return requested
 
 
@@ -55,12 +56,14 @@ def int8_entry(setup: Int8Setup) -> str:
 
 
 def prepare_int8(cfg: ModelConfig, tokenizer, cache: LoadCache | None, progress: LoadProgress,
-                 prepack: bool) -> Int8Setup:
-    """The plan (which projections are faster int8 here) and, when the load cache has it, the int8 state."""
+                 prepack: bool, mode: str = "int8") -> Int8Setup:
+    """The plan (which projections are faster int8 here, in ``mode``: one of INT8_MODES) and, when the load
+    cache has it, the int8 state."""
     from neural.models.int8_speed import int8_verdicts
 
+    residual = mode == "int8"
     with progress.stage("int8 plan"):
-        plan = make_plan(cfg, int8_verdicts(set(linear_shapes(cfg).values()), prepack))
+        plan = make_plan(cfg, int8_verdicts(set(linear_shapes(cfg).values()), prepack, residual=residual), residual)
         by_reason: dict[str, list[str]] = {}
         for name, why in plan.kept.items():  # a per-layer fallback is never silent
             by_reason.setdefault(why, []).append(name)

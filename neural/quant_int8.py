@@ -1,10 +1,11 @@
 """int8 CPU weights for a built fp32 Llama/Qwen2 model: which projections, calibration, SmoothQuant folding,
 the module swap, and the state the load cache keeps so that a later start does none of it again.
 
-Quality (Qwen2.5-0.5B, teacher-forced over a kb/ document, fp32 = reference; 2026-12-01): fbgemm's one
-activation scale per call, as is: perplexity +25.7 %; each row scaled to absmax 1 first (Int8Linear): +3.4 %;
-plus SmoothQuant (alpha 0.5) folded into the RMSNorm weights and up_proj rows: +1.6-1.8 %, top-1 agreement
-89-93 % (bench/RESULTS.md, issue 18).
+Two activation modes (models.int8_linear): "int8" runs two passes (~14-bit activations) and needs no
+smoothing; "int8-fast" runs one 7-bit pass, which SmoothQuant (alpha 0.5) helps. Quality (Qwen2.5-0.5B,
+teacher-forced over kb/ documents, fp32 = reference): one 7-bit pass as is +25.7 % perplexity; each row
+scaled to absmax 1 first (Int8Linear) +3.4 %; plus SmoothQuant +1.6-2.0 %; two passes +0.6 % (top-1 agreement
+0.98), and unsmoothed better still on SmolLM2-135M (+0.3 % against +1.0 % smoothed). bench/RESULTS.md, issue 18.
 SmoothQuant divides each input channel of a projection by ``s = amax(x)^a / amax(W)^(1-a)`` and multiplies
 W's column by it: the outlier channels the activation scale would otherwise be spent on shrink, exactly (in
 float math) compensated by the weight. The division is folded into what produces the input, so it costs
@@ -53,7 +54,10 @@ def linear_shapes(cfg: ModelConfig) -> dict[str, tuple[int, int]]:
 class Int8Plan:
     int8: list[str]  # projections that become Int8Linear
     kept: dict[str, str] = field(default_factory=dict)  # projection -> why it stays fp32
-    alpha: float = SMOOTH_ALPHA
+    residual: bool = True  # two-pass activations (quantization="int8"); False: one 7-bit pass ("int8-fast")
+    # SmoothQuant's alpha, None for none. It helps 7-bit activations and hurts two-pass ones, whose error is
+    # then the weights' alone (SmolLM2-135M, perplexity over fp32: +0.27 % unsmoothed, +0.97 % at alpha 0.5)
+    alpha: float | None = None
 
     @property
     def embedding_int8(self) -> bool:
@@ -65,12 +69,13 @@ class Int8Plan:
         return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
     def summary(self) -> str:
-        return f"{len(self.int8)}/{len(self.int8) + len(self.kept)} projections int8"
+        acts = "two-pass" if self.residual else "7-bit"
+        return f"{len(self.int8)}/{len(self.int8) + len(self.kept)} projections int8, {acts} activations"
 
 
-def make_plan(cfg: ModelConfig, verdicts: dict[tuple[int, int], tuple[bool, str]]) -> Int8Plan:
+def make_plan(cfg: ModelConfig, verdicts: dict[tuple[int, int], tuple[bool, str]], residual: bool = True) -> Int8Plan:
     """Per projection: int8 where its shape's verdict (models.int8_speed) says int8 is at least as fast."""
-    plan = Int8Plan([])
+    plan = Int8Plan([], residual=residual, alpha=None if residual else SMOOTH_ALPHA)
     for name, shape in linear_shapes(cfg).items():
         wins, why = verdicts[shape]
         if wins:
@@ -132,6 +137,9 @@ def smooth(model: LlamaForCausalLM, amax: dict[str, torch.Tensor], plan: Int8Pla
     """Fold SmoothQuant scales into the fp32 model (outputs unchanged up to float rounding), for the int8
     projections that have a place to fold into. A tied LM head gets its own weight (the embedding keeps
     the unscaled one)."""
+    if plan.alpha is None:
+        raise ValueError("smooth() needs a plan with a SmoothQuant alpha")
+    alpha = plan.alpha
     inter = model.config.intermediate_size
     todo = set(plan.int8)
     for i, layer in enumerate(model.layers):
@@ -140,18 +148,18 @@ def smooth(model: LlamaForCausalLM, amax: dict[str, torch.Tensor], plan: Int8Pla
                  (pre + "mlp.gate_up_proj", layer.post_attention_layernorm, layer.mlp.gate_up_proj))
         for name, norm, proj in pairs:
             if name in todo:
-                s = _smooth_scale(amax[name], proj.weight, plan.alpha)
+                s = _smooth_scale(amax[name], proj.weight, alpha)
                 norm.weight.div_(s)
                 proj.weight.mul_(s)
         name = pre + "mlp.down_proj"
         if name in todo:
             down, gate_up = layer.mlp.down_proj, layer.mlp.gate_up_proj
-            s = _smooth_scale(amax[name], down.weight, plan.alpha)
+            s = _smooth_scale(amax[name], down.weight, alpha)
             gate_up.weight[inter:].div_(s[:, None])  # up rows: silu(gate) * (up / s)
             down.weight.mul_(s)
     if "lm_head" in todo:
         head = model.lm_head.weight.detach().clone()  # untied from the embedding from here on
-        s = _smooth_scale(amax["lm_head"], head, plan.alpha)
+        s = _smooth_scale(amax["lm_head"], head, alpha)
         model.norm.weight.div_(s)
         model.lm_head.weight = torch.nn.Parameter(head.mul_(s), requires_grad=False)
 
@@ -167,7 +175,8 @@ def quantize(model: LlamaForCausalLM, setup: Int8Setup, block_size: int) -> dict
     the whole model's state as the load cache keeps it: ``<name>.q/.scale/.bias`` per int8 module, and the
     remaining float parameters under their own names."""
     plan = setup.plan
-    smooth(model, calibrate(model, setup.calibration_ids, block_size), plan)
+    if plan.alpha is not None:
+        smooth(model, calibrate(model, setup.calibration_ids, block_size), plan)
     state: dict[str, torch.Tensor] = {}
     if plan.embedding_int8:
         q, scale = quantize_groups(model.embed_tokens.weight)
@@ -182,7 +191,7 @@ def quantize(model: LlamaForCausalLM, setup: Int8Setup, block_size: int) -> dict
         if bias is not None:
             state[f"{name}.bias"] = bias
         parts[name] = (q, scale, bias)
-    for name, module in _build_linears(parts).items():
+    for name, module in _build_linears(parts, plan.residual).items():
         _swap(model, name, module)
     for name, p in model.named_parameters():
         state[name] = p.detach().contiguous()
@@ -190,7 +199,7 @@ def quantize(model: LlamaForCausalLM, setup: Int8Setup, block_size: int) -> dict
 
 
 # ---------------------------------------------------------------------- warm: cached state -> int8 model
-def install(model: LlamaForCausalLM, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def install(model: LlamaForCausalLM, state: dict[str, torch.Tensor], residual: bool = True) -> dict[str, torch.Tensor]:
     """Swap the int8 modules named in ``state`` into a model still on ``meta``; returns the float rest of
     the state (for LlamaForCausalLM.load_state once the remaining modules are materialised)."""
     rest = dict(state)
@@ -202,12 +211,12 @@ def install(model: LlamaForCausalLM, state: dict[str, torch.Tensor]) -> dict[str
         old = model.get_submodule(name)
         if not isinstance(old, Linear) or tuple(q.shape) != (old.out_features, old.in_features):
             raise ValueError(f"cached int8 {name} {tuple(q.shape)} does not fit the model's {old}")
-    for name, module in _build_linears(parts).items():
+    for name, module in _build_linears(parts, residual).items():
         _swap(model, name, module)
     return rest
 
 
-def _build_linears(parts: dict[str, tuple]) -> dict[str, Int8Linear]:
+def _build_linears(parts: dict[str, tuple], residual: bool) -> dict[str, Int8Linear]:
     """name -> Int8Linear(q, scale, bias), fbgemm's prepacking (most of a warm int8 load) spread over torch's
     threads: it releases the GIL (2 threads: 1.5 -> 1.2 s for 12 gate_up weights on the loaded 2-core machine)."""
     pieces = {name: qweight_pieces(q, scale) for name, (q, scale, _) in parts.items()}  # warns: one thread
@@ -217,4 +226,5 @@ def _build_linears(parts: dict[str, tuple]) -> dict[str, Int8Linear]:
     else:
         with ThreadPoolExecutor(workers) as pool:
             packed = list(pool.map(prepack, pieces.values()))
-    return {name: Int8Linear(q, scale, bias, packed=pk) for (name, (q, scale, bias)), pk in zip(parts.items(), packed)}
+    return {name: Int8Linear(q, scale, bias, packed=pk, residual=residual)
+            for (name, (q, scale, bias)), pk in zip(parts.items(), packed)}

@@ -149,7 +149,7 @@ def test_float_only_gguf_has_nothing_to_pack(tmp_path) -> None:
 
 
 def test_bad_quantization_options(tmp_path) -> None:
-    with pytest.raises(EngineError, match=r"quantization must be None or one of \['auto', 'none', 'gguf', 'int8'\], got 'int4'"):
+    with pytest.raises(EngineError, match=r"quantization must be None or one of \['auto', 'none', 'gguf', 'int8', 'int8-fast'\], got 'int4'"):
         EngineConfig(quantization="int4")
     folder = make_tiny_model(tmp_path / "hf", "llama")
     with pytest.raises(ModelLoadError, match="quantization='gguf' needs a .gguf model file"):
@@ -196,7 +196,7 @@ def test_default_model_packed_engine_matches_dense_engine_at_a_fifth_of_the_memo
     got = [o.token_ids for o in packed.generate(prompts, sp)]
     packed_bytes = weight_bytes(packed.runner.model)
     del packed
-    dense = Engine(EngineConfig(device="cpu", kv_cache_bytes=small_kv))
+    dense = Engine(EngineConfig(device="cpu", quantization="none", kv_cache_bytes=small_kv))
     want = [o.token_ids for o in dense.generate(prompts, sp)]
     dense_bytes = weight_bytes(dense.runner.model)
     assert got == want

@@ -13,7 +13,7 @@ MAX_NEW = 20
 
 @pytest.fixture(scope="module")
 def engine():
-    return Engine(EngineConfig())  # None -> the default model
+    return Engine(EngineConfig(quantization="none"))  # the default model, float32 as transformers runs it
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,16 @@
-"""Int8Linear / Int8Embedding: int8 weights (per-output-channel scales) through PyTorch's fbgemm dynamic kernels.
+"""Int8Linear / Int8Embedding: int8 weights (per-output-channel scales) through PyTorch's fbgemm kernels.
 
-``torch.ops.quantized.linear_dynamic`` quantizes each call's activations to uint8 with one scale per call
-and runs fbgemm's int8 GEMM against the prepacked weight: on the 2-core AVX2 machine 3-6x faster than fp32
-at Qwen2.5-0.5B shapes, 1 and 16 rows (#18). ``reduce_range=True`` is not optional here: without AVX512-VNNI
-fbgemm sums pairs of u8*s8 products in int16, which 8-bit activations overflow (the 0.5B model then emits
-garbage); 7-bit activations cannot. The quantized-tensor constructors are deprecated in PyTorch (their
-warning is silenced here); the kernels are PyTorch's own maintained CPU int8 path.
+fbgemm quantizes a call's activations to uint8 and runs its int8 GEMM against the prepacked weight: on the
+2-core AVX2 machine 3-6x faster than fp32 at Qwen2.5-0.5B shapes, 1 and 16 rows (#18). Without AVX512-VNNI
+fbgemm sums pairs of u8*s8 products in int16, which full 8-bit activations overflow (the 0.5B model then
+emits garbage), so activations get at most 129 levels. Two ways to run a projection:
+- one pass (``linear_one_pass``, quantization="int8-fast"): 7-bit activations, the fastest; perplexity
+  +2.0 % (Qwen2.5-0.5B) and +3.8 % (SmolLM2-135M) over fp32.
+- two passes (``linear_residual``, quantization="int8"): what the first pass's rounding lost goes through the
+  same call as more rows, ~14-bit activations for one read of the weight; +0.6 % and +1.0 %, at up to twice
+  the GEMM work where a batch is compute-bound (prefill, many streams).
+The quantized-tensor constructors are deprecated in PyTorch (their warning is silenced here); the kernels are
+PyTorch's own maintained CPU int8 path.
 """
 from __future__ import annotations
 
@@ -29,6 +34,51 @@ def linear_dynamic(x: torch.Tensor, packed) -> torch.Tensor:
     """``torch.ops.quantized.linear_dynamic(x, packed, reduce_range=True)`` without its Python overhead."""
     with torch._C.DisableTorchFunctionSubclass():
         return _LINEAR_DYNAMIC(x, packed, True)
+
+
+# The same fbgemm GEMM with the activation scale given by the caller: x is quantized as round(x / scale) + zero
+# point into uint8 and the output is float32. Called as the operator itself for the reason given above.
+_LINEAR_GIVEN_SCALE = getattr(torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32.default, "_op",
+                              torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32.default)
+# Activations quantize to round(x / scale) in [-64, 64] around zero point 64: uint8 0..128, whose u8*s8 pair
+# sums (2 * 128 * 127) still fit the int16 that fbgemm's AVX2 path accumulates them in (see the module docstring).
+ACT_LEVELS = 64
+ACT_ZERO = 64
+# The residual row holds what the first row's rounding lost ([-0.5, 0.5] steps), magnified to [-63.5, 63.5] steps
+RESIDUAL_GAIN = 127.0
+
+
+def linear_residual(x: torch.Tensor, packed) -> torch.Tensor:
+    """``x @ W^T`` with ~14-bit activations for the weight read of one int8 call: each row of x is quantized
+    on its own symmetric grid (absmax -> 64 steps), and what that rounding lost goes through the same call as a
+    second block of rows, magnified 127x, so that one read of the weight serves both. 7-bit activations cost
+    SmolLM2-135M +3.8 % perplexity over fp32; these cost +1.0 % (bench/RESULTS.md, issue 18). x: 2-D float32."""
+    n = x.shape[0]
+    with torch._C.DisableTorchFunctionSubclass():
+        if n == 1:  # a decode row: its own scale, passed to the kernel as is (fewest ops: 121 calls a step)
+            scale = float(torch.linalg.vector_norm(x, float("inf"))) / ACT_LEVELS or 1.0
+            steps = x * (1.0 / scale)
+            lost = steps - steps.round()
+            y = _LINEAR_GIVEN_SCALE(torch.cat((x, lost.mul_(RESIDUAL_GAIN * scale))), scale, ACT_ZERO, packed)
+            return torch.mm(_COMBINE, y)
+        row_max = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True).clamp_min_(1e-30)
+        steps = x * (ACT_LEVELS / row_max)
+        lost = steps - steps.round()
+        y = _LINEAR_GIVEN_SCALE(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, ACT_ZERO, packed)
+        return torch.add(y[:n], y[n:], alpha=1.0 / RESIDUAL_GAIN).mul_(row_max * (1.0 / ACT_LEVELS))
+
+
+_COMBINE = torch.tensor([[1.0, 1.0 / RESIDUAL_GAIN]])
+
+
+def linear_one_pass(x: torch.Tensor, packed) -> torch.Tensor:
+    """``x @ W^T`` with 7-bit activations: each row scaled to absmax 1 first, so that the kernel's one scale
+    per call gives each row the resolution of its own range (one attention-sink token's 100x activations no
+    longer crush the others). One row is its own range already. x: 2-D contiguous float32."""
+    if x.shape[0] == 1:
+        return linear_dynamic(x, packed)
+    row_max = x.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
+    return linear_dynamic(x / row_max, packed).mul_(row_max)
 
 
 QMAX = 127  # symmetric int8: [-127, 127], zero point 0 (fbgemm's per-channel weights are symmetric)
@@ -75,9 +125,11 @@ class Int8Linear(nn.Module):
 
     # the prepacked weight is opaque and large; the engine never trains or moves it, so it is no parameter
     def __init__(self, q: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor | None = None,
-                 packed: list | None = None) -> None:
-        """``packed``: prepack(qweight_pieces(q, scale)) when the caller made it already (in a worker thread)."""
+                 packed: list | None = None, residual: bool = True) -> None:
+        """``packed``: prepack(qweight_pieces(q, scale)) when the caller made it already (in a worker thread).
+        ``residual``: activations in two passes (linear_residual, ~14 bits) rather than one (7 bits)."""
         super().__init__()
+        self.residual = residual
         if q.dtype != torch.int8 or q.dim() != 2 or scale.shape != (q.shape[0],):
             raise ValueError(f"Int8Linear needs int8 [out, in] and [out] scales, got {q.dtype} {tuple(q.shape)}, "
                              f"{tuple(scale.shape)}")
@@ -87,37 +139,32 @@ class Int8Linear(nn.Module):
         self.packed = packed if packed is not None else prepack(qweight_pieces(q, scale))
 
     @classmethod
-    def from_float(cls, weight: torch.Tensor, bias: torch.Tensor | None = None) -> "Int8Linear":
+    def from_float(cls, weight: torch.Tensor, bias: torch.Tensor | None = None, residual: bool = True) -> "Int8Linear":
         q, scale = quantize_rows(weight)
-        return cls(q, scale, bias)
+        return cls(q, scale, bias, residual=residual)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if len(self.packed) == 1 and x.dim() == 2 and x.shape[0] == 1 and x.dtype == torch.float32 \
                 and x.shape[1] == self.in_features and x.is_contiguous():
             # one decode row: the general path's reshape/contiguous/cat/view/to are no-ops that still cost a
             # dispatch each (121 projections a step, see cpu_ops.rotate_qk_cpu on what an op costs there)
-            y = linear_dynamic(x, self.packed[0])
+            y = linear_residual(x, self.packed[0]) if self.residual else linear_dynamic(x, self.packed[0])
             return y if self.bias is None else y.add_(self.bias)
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Int8Linear: input has {x.shape[-1]} features, expected {self.in_features}")
         x2 = x.reshape(-1, self.in_features)
-        if x2.dtype != torch.float32:
-            x2 = x2.float()
-        # per-row absmax 1 before the kernel's one-scale-per-call quantization: each row then gets the
-        # resolution of its own range (one attention-sink token's 100x activations no longer crush the others).
-        # One row (a decode step) is its own range already: no rescale, four ops fewer per projection.
-        row_max = None if x2.shape[0] == 1 else x2.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
-        xs = x2.contiguous() if row_max is None else (x2 / row_max).contiguous()
-        parts = [linear_dynamic(xs, p) for p in self.packed]
+        x2 = (x2 if x2.dtype == torch.float32 else x2.float()).contiguous()
+        kernel = linear_residual if self.residual else linear_one_pass
+        parts = [kernel(x2, p) for p in self.packed]
         y = parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
-        if row_max is not None:
-            y.mul_(row_max)
         if self.bias is not None:
             y.add_(self.bias)
         return y.view(*x.shape[:-1], self.out_features).to(x.dtype)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, int8"
+        acts = "two-pass" if self.residual else "7-bit"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
+                f"int8, {acts} activations")
 
 
 EMBEDDING_GROUP = 32  # columns per embedding scale: one scale per row cost SmolLM2 +2 % perplexity on its own

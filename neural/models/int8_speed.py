@@ -57,21 +57,21 @@ def _best(fn, x: torch.Tensor) -> float:
 
 
 @torch.inference_mode()
-def time_shape(out_features: int, in_features: int, prepack: bool) -> dict[str, float]:
-    """Seconds per call, fp32 and int8, at each of MEASURE_ROWS (best of REPEAT, the two sides alternating),
-    on one thread: see MEASURE_THREADS."""
+def time_shape(out_features: int, in_features: int, prepack: bool, residual: bool = True) -> dict[str, float]:
+    """Seconds per call, fp32 and int8 (two-pass activations or one pass: ``residual``), at each of
+    MEASURE_ROWS (best of REPEAT, the two sides alternating), on one thread: see MEASURE_THREADS."""
     threads = torch.get_num_threads()
     torch.set_num_threads(MEASURE_THREADS)
     try:
-        return _time_shape(out_features, in_features, prepack)
+        return _time_shape(out_features, in_features, prepack, residual)
     finally:
         torch.set_num_threads(threads)
 
 
-def _time_shape(out_features: int, in_features: int, prepack: bool) -> dict[str, float]:
+def _time_shape(out_features: int, in_features: int, prepack: bool, residual: bool) -> dict[str, float]:
     gen = torch.Generator().manual_seed(0)
     w = torch.randn(min(out_features, MAX_MEASURED_OUT), in_features, generator=gen) * 0.02
-    int8 = Int8Linear.from_float(w)
+    int8 = Int8Linear.from_float(w, residual=residual)
     packed = PrepackedLinear(w) if prepack else None
     result: dict[str, float] = {}
     for rows in MEASURE_ROWS:
@@ -94,16 +94,19 @@ def verdict(times: dict[str, float]) -> tuple[bool, str]:
     return mean <= SLOWER_OK, f"int8 takes {detail}"
 
 
-def int8_verdicts(shapes: set[tuple[int, int]], prepack: bool, root: Path | None = None) -> dict[tuple[int, int], tuple[bool, str]]:
-    """shape -> (int8 wins, why) for each (out, in) shape, from the per-machine record or measured now."""
+def int8_verdicts(shapes: set[tuple[int, int]], prepack: bool, root: Path | None = None,
+                  residual: bool = True) -> dict[tuple[int, int], tuple[bool, str]]:
+    """shape -> (int8 wins, why) for each (out, in) shape, from the per-machine record or measured now, for
+    two-pass activations (``residual``) or one pass."""
     cache = CacheDir((root if root is not None else load_cache_root()) / "int8-speed")
-    name = f"{machine_key()}-{'prepack' if prepack and onednn_available() else 'mkl'}.json"
+    mode = "" if not residual else "-two-pass"  # one pass: the record's name before two passes existed
+    name = f"{machine_key()}-{'prepack' if prepack and onednn_available() else 'mkl'}{mode}.json"
     record = cache.read_json(name) or {"shapes": {}}
     measured = False
     for out_f, in_f in sorted(shapes):
         key = f"{out_f}x{in_f}"
         if key not in record["shapes"]:
-            record["shapes"][key] = time_shape(out_f, in_f, prepack and onednn_available())
+            record["shapes"][key] = time_shape(out_f, in_f, prepack and onednn_available(), residual)
             measured = True
     if measured:
         cache.write_json(name, {"shapes": record["shapes"], "threads": MEASURE_THREADS, "torch": torch.__version__})

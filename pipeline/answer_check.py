@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.answer_scope import about_another, asked_attribute, asked_entities, relation_terms, repeats_itself
+from pipeline.answer_scope import (about_another, asked_attribute, asked_entities, drops_a_negation, relation_terms,
+                                   repeats_itself)
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -218,7 +219,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             if any(t == etype for t, _ in asked) and not any((etype, a) in said for t, a in asked if t == etype):
                 other = next(a for t, a in asked if t == etype)
                 return f"it is about {eid}, but the question asks about {other}"
-    elsewhere = about_another(focus, mentions, evidence, rulebase)
+    elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(
+        text, own_mentions(mentions, focus.question), evidence)
     if elsewhere:
         return elsewhere
     topics = topic_terms(focus.question, focus)

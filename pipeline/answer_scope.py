@@ -1,15 +1,17 @@
 """Whether an answer is about what was asked, beyond its words: the entity its values are stated about, the
-relations it names, and whether it says anything twice."""
+condition they are stated under, the relations it names, and whether it says anything twice."""
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
+from pipeline.claim_reading import negated
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, sentences
-from pipeline.grounding import is_bare
+from pipeline.grounding import is_bare, values_match
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, find_entities
+from pipeline.vocabulary_reading import clause_around
 
 
 def repeats_itself(text: str) -> bool:
@@ -52,6 +54,38 @@ def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], eviden
             other = sorted(eid for named in abouts for _t, eid in named)[0]
             asked_id = sorted(eid for _t, eid in asked)[0]
             return f"its value {m.text!r} is stated about {other}, but the question asks about {asked_id}"
+    return None
+
+
+# A condition a source negates: "robots ... if they have not been commissioned", "never used", "non-standard",
+# "unopened" (English only: a Chinese source's 未/不 conditions are not read)
+_NEGATED_CONDITION = re.compile(r"\b(?:not|never)\s+(?:(?:yet|been|be|being)\s+){0,2}([a-z][a-z-]{3,})"
+                                r"|\bnon-([a-z]{4,})|\bun([a-z]{3,}(?:ed|en))\b", re.IGNORECASE)
+
+
+def drops_a_negation(text: str, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str | None:
+    """Why a value answers under the opposite condition: its cited source's paragraph or list item states it
+    for what is *not* X, and the answer's clause holding it uses X, unnegated, to qualify a noun that source
+    names, a use the source never makes itself ("The restocking fee for commissioned robots is 20 %" from
+    "Robots may be returned within 14 days of delivery if they have not been commissioned. A restocking fee of
+    20 % of the price is charged.", shipped fp-08 with the 0.5B model). Only the attributive use counts:
+    "receipts are required above EUR 25" against "not required below EUR 25" restates a threshold from its
+    other side, and is right."""
+    for m in mentions:
+        s, e = clause_around(text, m.start, m.end)  # "Commissioned robots cannot be returned; others pay 20 %"
+        for ev in evidence:
+            if ev.doc_id not in m.cited or not values_match(m.value, ev.value):
+                continue
+            source = ev.block or ev.context
+            words = set(re.findall(r"[a-z]+", source.lower()))
+            for neg in _NEGATED_CONDITION.finditer(source):
+                term = next(g for g in neg.groups() if g).lower()
+                for use in re.finditer(rf"\b{re.escape(term)}\s+([a-z]{{3,}})", text[s:e], re.IGNORECASE):
+                    phrase = use.group(0).lower()
+                    if use.group(1).lower() in words and phrase not in source.lower() \
+                            and not negated(text, s + use.start()):
+                        return (f"its source states {m.text!r} for what is {neg.group(0).strip()!r}, and the answer "
+                                f"states it for {use.group(0)!r}")
     return None
 
 

@@ -65,6 +65,7 @@ class EvidenceValue:
     column: Column | None = None   # the table column it sits in, when it is a table cell
     heading: str = ""        # the passage's section heading ("Dead on arrival"): what its sentences are about
     title: str = ""          # its document's title ("AX-200 自主移动机器人用户手册"): what the whole document is about
+    block: str = ""          # the paragraph or list item holding it: the conditions its sentence leaves implicit
 
 
 def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -138,6 +139,17 @@ def cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str, 
 def sentence_at(text: str, sents: list[tuple[int, int]], pos: int) -> str:
     """The sentence of ``sents`` (spans of ``text``) holding position ``pos``; "" when none does."""
     return next((text[s:e] for s, e in sents if s <= pos < e), "")
+
+
+# A paragraph or list item ends at a blank line or where the next list item or heading starts
+_BLOCK_END = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#)\s)")
+
+
+def block_at(text: str, pos: int) -> str:
+    """The paragraph or list item of ``text`` holding position ``pos``, whitespace collapsed."""
+    start = max((m.end() for m in _BLOCK_END.finditer(text, 0, pos)), default=0)
+    end = next((m.start() for m in _BLOCK_END.finditer(text, pos)), len(text))
+    return " ".join(text[start:end].split())
 
 
 def _inside_name(text: str, s: int, e: int) -> bool:
@@ -228,7 +240,7 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
                                         sentence_at(p.text, sents, s),
                                         column_at(p.text, s, getattr(p, "context_prefix", None)),
                                         " ".join((getattr(p, "heading_path", None) or [])[-1:]),
-                                        getattr(p, "title", None) or ""))
+                                        getattr(p, "title", None) or "", block_at(p.text, s)))
     return facts, values
 
 

@@ -81,3 +81,30 @@ def test_a_chinese_why_question_is_answered_by_a_reason():
     from pipeline.answer_check import _WHY, reasons
     assert _WHY.search("为什么深圳员工的婚假只有 3 天？") and not _WHY.search("How long is the marriage leave?")
     assert reasons("因为婚假的天数是 10 天。") == {"因为"} and not reasons("深圳员工的婚假是 3 天。")
+
+
+# shipped kb/support/warranty_returns.md: the condition is in the list item, not in the value's sentence
+RETURNS = FakePassage("support/warranty_returns.md", "- **Robots** may be returned within 14 days of delivery if they "
+                      "have not been commissioned. A restocking fee of 20 % of the price is charged. A robot that has "
+                      "been commissioned cannot be returned.\n- Custom-configured products cannot be returned.", 0.9)
+RECEIPTS = FakePassage("finance/travel.md", "Receipts are not required for expenses below EUR 25.", 0.9)
+APPROVALS = FakePassage("finance/travel.md", "Expenses that are not approved are not reimbursed. Approved expenses "
+                        "are reimbursed within 14 days.", 0.9)
+
+
+def test_a_value_stated_for_what_is_not_x_does_not_answer_for_x(rb):
+    # shipped fp-08 with the 0.5B model (session 13): the false premise accepted, the negated condition dropped
+    question = "Commissioned robots can be returned within 30 days; what restocking fee applies?"
+    wrong = "The restocking fee for commissioned robots is 20 % of the price [1]."
+    assert "'not been commissioned'" in gap(rb, question, wrong, RETURNS)
+    assert gap(rb, question, "Commissioned robots cannot be returned; robots that are not commissioned pay a 20 % "
+                             "restocking fee [1].", RETURNS) is None
+    assert gap(rb, "What restocking fee applies to a returned robot?",
+               "A returned robot that was not commissioned pays a 20 % restocking fee [1].", RETURNS) is None
+    # a threshold restated from its other side is right: only an attributive use ("commissioned robots") counts
+    assert gap(rb, "Above which amount is a receipt required?", "Receipts are required above EUR 25 [1].",
+               RECEIPTS) is None
+    # and one the source makes itself ("Approved expenses") is the source's own condition, not a dropped one
+    assert gap(rb, "Within how many days are approved expenses reimbursed?",
+               "Approved expenses are reimbursed within 14 days [1].",
+               APPROVALS) is None

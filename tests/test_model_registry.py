@@ -110,7 +110,10 @@ def test_cli_models_list_and_path(split_model, cache, capsys):
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["smollm2-135m"]["installed"] and rows["smollm2-135m"]["licence"] == "Apache-2.0"
     assert "no licence file" in rows["qwen2.5-coder-0.5b"]["licence"]
+    assert rows["smollm2-135m"]["cpu_quantization"] == "int8" and rows["tiny-split"]["cpu_quantization"] == "none"
     assert rows["tiny-split"]["installed"] is False
+    assert main(["models", "list"]) == 0
+    assert "on CPU (--quantization auto): int8 weights, two-pass activations" in capsys.readouterr().out
     assert main(["models", "path", "tiny-split"]) == 1
     assert "verirag models pull tiny-split" in capsys.readouterr().err
     assert main(["models", "pull", "tiny-split"]) == 0

@@ -25,10 +25,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
+CPU_MODES = {"int8": "int8 weights, two-pass activations", "int8-fast": "int8 weights, 7-bit activations",
+             "none": "float32"}
+
+
 def list_handler(args: argparse.Namespace) -> int:
     from neural.model_registry import REGISTRY, installed, model_file
     rows = [{"name": e.name, "default": e.default, "installed": installed(e), "size_mb": round(e.size / 1e6),
              "licence": e.licence, "description": e.description, "packages": list(e.packages),
+             "cpu_quantization": e.cpu_quantization or "none",
              "sha256": e.sha256, "path": str(model_file(e)) if installed(e) else None} for e in REGISTRY.values()]
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -38,6 +43,8 @@ def list_handler(args: argparse.Namespace) -> int:
         print(f"{r['name']}{' (default)' if r['default'] else ''}  [{mark}, {r['size_mb']} MB]")
         print(f"    {r['description']}")
         print(f"    licence: {r['licence']}")
+        mode = str(r["cpu_quantization"])
+        print(f"    on CPU (--quantization auto): {CPU_MODES.get(mode, mode)}")
         if not r["installed"]:
             print(f"    pull: verirag models pull {r['name']}")
     return 0

@@ -303,3 +303,20 @@ def test_ask_and_eval_pass_quantization_to_the_engine(monkeypatch) -> None:
     monkeypatch.setattr(factory, "Answerer", lambda *a, **k: "answerer", raising=False)
     factory.default_answerer("kb", "rules", "m", quantization="none")
     assert seen[0].quantization == "none"
+
+
+def test_a_shape_is_timed_over_weight_copies_that_overflow_the_cache(monkeypatch) -> None:
+    # a weight timed again and again sits in the cache, where small fp32 weights look faster than in a decode
+    # step (SmolLM2-135M's o_proj): the calls go round COLD_BYTES of copies, MAX_COPIES at most
+    built = []
+    real = Int8Linear.from_float.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Int8Linear, "from_float", classmethod(lambda cls, w, *a, **k: built.append(w) or real(cls, w, *a, **k)))
+    monkeypatch.setattr(int8_speed, "REPEAT", 2)
+    monkeypatch.setattr(int8_speed, "COLD_BYTES", 5 * 64 * 32 * 4)
+    times = int8_speed.time_shape(64, 32, prepack=False)
+    assert len(built) == 5 and len({id(w) for w in built}) == 5 and not torch.equal(built[0], built[1])
+    assert set(times) == {"fp32@1", "int8@1", "fp32@16", "int8@16"} and all(t > 0 for t in times.values())
+    monkeypatch.setattr(int8_speed, "COLD_BYTES", 10**12)
+    built.clear()
+    int8_speed.time_shape(64, 32, prepack=False)
+    assert len(built) == int8_speed.MAX_COPIES

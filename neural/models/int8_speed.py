@@ -3,13 +3,17 @@
 fbgemm's int8 kernel wins big at 0.5B shapes but not everywhere: the issue measured a 1536x576 projection at
 0.8x fp32's speed at one row (2.8x at 16). So each distinct weight shape is timed both ways, at 1 row (one
 decode stream) and 16 rows (a continuous batch), against the fp32 path the engine would really take
-(cpu_ops.linear_cpu, and oneDNN's prepacked convolution at 16 rows when it is on). The verdicts are kept per
-machine (CPU model, cores, ISA, torch version) in the load cache folder, so a start measures nothing twice.
+(cpu_ops.linear_cpu, and oneDNN's prepacked convolution at 16 rows when it is on), each call reading its
+weight from memory as a decode step does (copies of the weight that overflow the cache). The verdicts are kept
+per machine (CPU model, cores, ISA, torch version) and mode in the load cache folder, so a start measures
+nothing twice.
 """
 from __future__ import annotations
 
 import hashlib
 import math
+from functools import partial
+from typing import Callable
 import os
 import platform
 import time
@@ -33,6 +37,8 @@ SLOWER_OK = 1.05  # int8 kept unless clearly slower: its weights take a quarter 
 # (Qwen2.5-0.5B: 9728x896 int8 at 0.13/0.39 of fp32's time on 1 thread, 0.23/0.42 on 2; 1152x896 1.32/0.67
 # against 1.39/0.78; 1 and 16 rows; 2026-12-01).
 MEASURE_THREADS = 1
+COLD_BYTES = 96 << 20  # fp32 bytes of weight copies a shape is timed over: more than this CPU's caches hold
+MAX_COPIES = 64
 
 
 def machine_key() -> str:
@@ -46,12 +52,14 @@ def machine_key() -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
 
-def _best(fn, x: torch.Tensor) -> float:
-    fn(x)  # first call builds kernels / layouts
+def _best(fns: list, x: torch.Tensor) -> float:
+    """Best time of one call, the calls going round ``fns`` (one per weight copy)."""
+    for fn in fns:
+        fn(x)  # first call builds kernels / layouts
     times = []
-    for _ in range(REPEAT):
+    for i in range(max(REPEAT, len(fns))):
         start = time.perf_counter()
-        fn(x)
+        fns[i % len(fns)](x)
         times.append(time.perf_counter() - start)
     return min(times)
 
@@ -70,16 +78,26 @@ def time_shape(out_features: int, in_features: int, prepack: bool, residual: boo
 
 def _time_shape(out_features: int, in_features: int, prepack: bool, residual: bool) -> dict[str, float]:
     gen = torch.Generator().manual_seed(0)
-    w = torch.randn(min(out_features, MAX_MEASURED_OUT), in_features, generator=gen) * 0.02
-    int8 = Int8Linear.from_float(w, residual=residual)
-    packed = PrepackedLinear(w) if prepack else None
+    out_rows = min(out_features, MAX_MEASURED_OUT)
+    # In a decode step each weight is read once, from memory, between 120 others: a weight timed again and
+    # again sits in the cache, where a small fp32 one looks faster than it is (SmolLM2-135M's 576x576 o_proj:
+    # 1.11x int8's time measured warm, yet the step ran 13 % faster with it int8). So the calls go round copies
+    # of the weight that together overflow the cache.
+    copies = max(1, min(MAX_COPIES, math.ceil(COLD_BYTES / (out_rows * in_features * 4))))
+    weights = [torch.randn(out_rows, in_features, generator=gen) * 0.02 for _ in range(copies)]
+    int8 = [Int8Linear.from_float(w, residual=residual) for w in weights]
+    packed = [PrepackedLinear(w) for w in weights] if prepack else None
     result: dict[str, float] = {}
     for rows in MEASURE_ROWS:
         x = torch.randn(rows, in_features, generator=gen)
-        fp32_op = packed if packed is not None and rows > 1 else linear_cpu
+        fp32_ops: list[Callable[[torch.Tensor], torch.Tensor]]
+        if packed is not None and rows > 1:
+            fp32_ops = [partial(op, weight=w) for op, w in zip(packed, weights)]
+        else:
+            fp32_ops = [partial(linear_cpu, weight=w) for w in weights]
         fp32, q = [], []
         for _ in range(3):  # alternate: the shared machine's load drifts between the two sides
-            fp32.append(_best(lambda t: fp32_op(t, w), x))
+            fp32.append(_best(fp32_ops, x))
             q.append(_best(int8, x))
         result[f"fp32@{rows}"], result[f"int8@{rows}"] = min(fp32), min(q)
     return result
@@ -99,8 +117,8 @@ def int8_verdicts(shapes: set[tuple[int, int]], prepack: bool, root: Path | None
     """shape -> (int8 wins, why) for each (out, in) shape, from the per-machine record or measured now, for
     two-pass activations (``residual``) or one pass."""
     cache = CacheDir((root if root is not None else load_cache_root()) / "int8-speed")
-    mode = "" if not residual else "-two-pass"  # one pass: the record's name before two passes existed
-    name = f"{machine_key()}-{'prepack' if prepack and onednn_available() else 'mkl'}{mode}.json"
+    mode = "-two-pass" if residual else "-one-pass"
+    name = f"{machine_key()}-{'prepack' if prepack and onednn_available() else 'mkl'}{mode}-cold.json"
     record = cache.read_json(name) or {"shapes": {}}
     measured = False
     for out_f, in_f in sorted(shapes):

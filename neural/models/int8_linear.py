@@ -52,11 +52,11 @@ def linear_residual(x: torch.Tensor, packed) -> torch.Tensor:
     """``x @ W^T`` with ~14-bit activations for the weight read of one int8 call: each row of x is quantized
     on its own symmetric grid (absmax -> 64 steps), and what that rounding lost goes through the same call as a
     second block of rows, magnified 127x, so that one read of the weight serves both. 7-bit activations cost
-    SmolLM2-135M +3.8 % perplexity over fp32; these cost +1.0 % (bench/RESULTS.md, issue 18). x: 2-D float32."""
+    SmolLM2-135M +3.8 % perplexity over fp32; these cost +0.3 % (bench/RESULTS.md, issue 18). x: 2-D float32."""
     n = x.shape[0]
     with torch._C.DisableTorchFunctionSubclass():
         if n == 1:  # a decode row: its own scale, passed to the kernel as is (fewest ops: 121 calls a step)
-            scale = float(torch.linalg.vector_norm(x, float("inf"))) / ACT_LEVELS or 1.0
+            scale = max(float(torch.linalg.vector_norm(x, float("inf"))), 1e-30) / ACT_LEVELS  # 0 / 0 never
             steps = x * (1.0 / scale)
             lost = steps - steps.round()
             y = _LINEAR_GIVEN_SCALE(torch.cat((x, lost.mul_(RESIDUAL_GAIN * scale))), scale, ACT_ZERO, packed)

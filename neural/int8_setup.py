@@ -80,7 +80,8 @@ def prepare_int8(cfg: ModelConfig, tokenizer, cache: LoadCache | None, progress:
                 setup.state = got[0]
                 progress.note("int8 weights", "from the load cache")
             else:
-                progress.note("int8 weights", "not cached: the fp32 model is built, calibrated and quantized")
+                steps = "calibrated, smoothed and quantized" if plan.alpha is not None else "quantized"
+                progress.note("int8 weights", f"not cached: the fp32 model is built and {steps}")
     return setup
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-from functools import partial
-from typing import Callable
 import os
 import platform
 import time
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -81,8 +81,8 @@ def _time_shape(out_features: int, in_features: int, prepack: bool, residual: bo
     out_rows = min(out_features, MAX_MEASURED_OUT)
     # In a decode step each weight is read once, from memory, between 120 others: a weight timed again and
     # again sits in the cache, where a small fp32 one looks faster than it is (SmolLM2-135M's 576x576 o_proj:
-    # 1.11x int8's time measured warm, yet the step ran 13 % faster with it int8). So the calls go round copies
-    # of the weight that together overflow the cache.
+    # 1.11x int8's time measured warm, 0.35x cold; a decode step with it int8 was no slower, bench/RESULTS.md).
+    # So the calls go round copies of the weight that together overflow the cache.
     copies = max(1, min(MAX_COPIES, math.ceil(COLD_BYTES / (out_rows * in_features * 4))))
     weights = [torch.randn(out_rows, in_features, generator=gen) * 0.02 for _ in range(copies)]
     int8 = [Int8Linear.from_float(w, residual=residual) for w in weights]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.answer_scope import (about_another, asked_attribute, asked_entities, drops_a_negation, relation_terms,
-                                   repeats_itself)
+from pipeline.answer_scope import (about_another, asked_attribute, asked_entities, drops_a_negation, from_an_example,
+                                   relation_terms, repeats_itself)
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -219,8 +219,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             if any(t == etype for t, _ in asked) and not any((etype, a) in said for t, a in asked if t == etype):
                 other = next(a for t, a in asked if t == etype)
                 return f"it is about {eid}, but the question asks about {other}"
-    elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(
-        text, own_mentions(mentions, focus.question), evidence)
+    answered = own_mentions(mentions, focus.question)   # not "Severity 2" again
+    elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(text, answered, evidence) \
+        or from_an_example(focus.question, answered, evidence)
     if elsewhere:
         return elsewhere
     topics = topic_terms(focus.question, focus)
@@ -248,7 +249,6 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                     len(_found_in(topics, content_terms(source))) < terse * len(topics):
                 return "its values' sources are about something else than what the question asks"
     attribute = asked_attribute(focus)
-    answered = own_mentions(mentions, focus.question)   # not "Severity 2" again
     if attribute and answered:
         # a value read by no relation is grounded by the sources stating it; they must state it as what is
         # asked: "2 business days" is the resolution target in its source, not the response time (shipped ans-05)

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from pipeline.claim_reading import negated
 from pipeline.context import content_terms
-from pipeline.extraction import EvidenceValue, ValueMention, sentences
+from pipeline.extraction import EvidenceValue, ValueMention, find_values, sentences
 from pipeline.grounding import is_bare, values_match
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, find_entities
@@ -86,6 +86,33 @@ def drops_a_negation(text: str, mentions: Sequence[ValueMention], evidence: Sequ
                             and not negated(text, s + use.start()):
                         return (f"its source states {m.text!r} for what is {neg.group(0).strip()!r}, and the answer "
                                 f"states it for {use.group(0)!r}")
+    return None
+
+
+# A worked example: a sentence that opens as one ("Example: a shipment of EUR 2,000 ... pays EUR 170", "例：…"), or
+# any sentence of a section headed "Examples" / "示例"
+_EXAMPLE_SENTENCE = re.compile(r"^\W*(?:examples?|for example|for instance|e\.g\.|例如|举例|示例|例)\s*[:：,，]",
+                               re.IGNORECASE)
+_EXAMPLE_HEADING = re.compile(r"\bexamples?\b|示例|举例|例子", re.IGNORECASE)
+
+
+def from_an_example(question: str, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str | None:
+    """Why a value does not answer: every cited source stating it is a worked example, whose figure holds for the
+    example's own case, and the question states none of that case's values ("What is the fuel surcharge in Band
+    3?" answered with the EUR 170 of "Example: a shipment with a freight charge of EUR 2,000 ... pays a fuel
+    surcharge of EUR 170"; held-out sup-02 with the 0.5B model). A question about the example's case ("... on a
+    EUR 2,000 freight charge ...") may take its figure."""
+    asked = [v for v, *_ in find_values(question)]
+    for m in mentions:
+        stating = [ev for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+        if not stating or not all(_EXAMPLE_SENTENCE.match(ev.context) or _EXAMPLE_HEADING.search(ev.heading)
+                                  for ev in stating):
+            continue
+        # the case is what the example states with a unit ("EUR 2,000", "EUR 1.91"): a bare number names ("Band 3")
+        case = [v for ev in stating for v, *_ in find_values(ev.context)
+                if not values_match(v, m.value) and not is_bare(v)]
+        if not any(values_match(a, v) for a in asked for v in case):
+            return f"its value {m.text!r} is the figure of a worked example in the sources, not of the case asked about"
     return None
 
 

@@ -108,3 +108,23 @@ def test_a_value_stated_for_what_is_not_x_does_not_answer_for_x(rb):
     assert gap(rb, "Within how many days are approved expenses reimbursed?",
                "Approved expenses are reimbursed within 14 days [1].",
                APPROVALS) is None
+
+
+FUEL = FakePassage("finance/fuel_surcharge.md", "| Band 3 | 1.85 to 1.99 | 8.5 % |\n\nExample: a shipment with a freight "
+                   "charge of EUR 2,000 in a week with a reference price of EUR 1.91 per litre is in Band 3 and pays a "
+                   "fuel surcharge of EUR 170.", 0.9, heading_path=["Fuel surcharge"])
+
+
+def test_a_worked_examples_figure_answers_only_the_examples_case(rb):
+    # held-out sup-02 with the 0.5B model (session 13): the example's EUR 170 given as Band 3's surcharge
+    question = "What is the fuel surcharge in Band 3?"
+    assert "worked example" in gap(rb, question, "Band 3 has a surcharge of EUR 170 [1].", FUEL)
+    assert gap(rb, question, "Band 3 has a surcharge of 8.5 % [1].", FUEL) is None
+    # a question about the example's own case may take its figure
+    assert gap(rb, "What fuel surcharge does a freight charge of EUR 2,000 pay at EUR 1.91 per litre?",
+               "It pays a fuel surcharge of EUR 170 [1].", FUEL) is None
+    # a section headed "Examples" holds worked examples too
+    trips = FakePassage("hr/allowances.md", "A driver on a 3-day trip to Poland receives EUR 135.", 0.9,
+                        heading_path=["Driver allowances", "5. Examples"])
+    assert "worked example" in gap(rb, "What is the daily allowance for drivers in Poland?",
+                                   "The daily allowance for drivers in Poland is EUR 135 [1].", trips)

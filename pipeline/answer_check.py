@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.answer_scope import (about_another, asked_attribute, asked_entities, drops_a_negation, from_an_example,
-                                   relation_terms, repeats_itself)
+from pipeline.answer_scope import (about_another, asked_attribute, asked_entities, cited_evidence, drops_a_negation,
+                                   from_an_example, relation_terms, repeats_itself)
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -131,7 +131,7 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     for m in mentions:
         out += [" ".join(x for x in (ev.heading if with_heading else "", ev.context,
                                      ev.column.header if ev.column else "") if x)
-                for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+                for ev in cited_evidence(m, evidence)]
     return " ".join(out)
 
 

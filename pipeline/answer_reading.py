@@ -61,4 +61,3 @@ def _unplaced(mentions: list[Any], placed: Sequence[tuple[Any, Any]]) -> list[An
     """The mentions no (claim, mention) pair of ``placed`` read."""
     taken = {id(m) for _c, m in placed}
     return [m for m in mentions if id(m) not in taken]
-

@@ -57,6 +57,11 @@ def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], eviden
     return None
 
 
+def cited_evidence(m: ValueMention, evidence: Sequence[EvidenceValue]) -> list[EvidenceValue]:
+    """The evidence of the sources the answer cites for ``m`` that states its value."""
+    return [ev for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+
+
 # A condition a source negates: "robots ... if they have not been commissioned", "never used", "non-standard",
 # "unopened" (English only: a Chinese source's 未/不 conditions are not read)
 _NEGATED_CONDITION = re.compile(r"\b(?:not|never)\s+(?:(?:yet|been|be|being)\s+){0,2}([a-z][a-z-]{3,})"
@@ -73,9 +78,7 @@ def drops_a_negation(text: str, mentions: Sequence[ValueMention], evidence: Sequ
     other side, and is right."""
     for m in mentions:
         s, e = clause_around(text, m.start, m.end)  # "Commissioned robots cannot be returned; others pay 20 %"
-        for ev in evidence:
-            if ev.doc_id not in m.cited or not values_match(m.value, ev.value):
-                continue
+        for ev in cited_evidence(m, evidence):
             source = ev.block or ev.context
             words = set(re.findall(r"[a-z]+", source.lower()))
             for neg in _NEGATED_CONDITION.finditer(source):
@@ -104,7 +107,7 @@ def from_an_example(question: str, mentions: Sequence[ValueMention], evidence: S
     EUR 2,000 freight charge ...") may take its figure."""
     asked = [v for v, *_ in find_values(question)]
     for m in mentions:
-        stating = [ev for ev in evidence if ev.doc_id in m.cited and values_match(m.value, ev.value)]
+        stating = cited_evidence(m, evidence)
         if not stating or not all(_EXAMPLE_SENTENCE.match(ev.context) or _EXAMPLE_HEADING.search(ev.heading)
                                   for ev in stating):
             continue

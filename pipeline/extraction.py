@@ -145,11 +145,12 @@ def sentence_at(text: str, sents: list[tuple[int, int]], pos: int) -> str:
 _BLOCK_END = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#)\s)")
 
 
-def block_at(text: str, pos: int) -> str:
-    """The paragraph or list item of ``text`` holding position ``pos``, whitespace collapsed."""
-    start = max((m.end() for m in _BLOCK_END.finditer(text, 0, pos)), default=0)
-    end = next((m.start() for m in _BLOCK_END.finditer(text, pos)), len(text))
-    return " ".join(text[start:end].split())
+def blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text``'s paragraphs and list items (for sentence_at, as sentences' spans are)."""
+    cuts = [(m.start(), m.end()) for m in _BLOCK_END.finditer(text)]
+    starts = [0] + [e for _s, e in cuts]
+    ends = [s for s, _e in cuts] + [len(text)]
+    return list(zip(starts, ends))
 
 
 def _inside_name(text: str, s: int, e: int) -> bool:
@@ -234,13 +235,14 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
             prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
             facts.append(dataclasses.replace(fact, provenance=prov))
-        sents = sentences(p.text)
+        sents, paragraphs = sentences(p.text), blocks(p.text)
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
                                         sentence_at(p.text, sents, s),
                                         column_at(p.text, s, getattr(p, "context_prefix", None)),
                                         " ".join((getattr(p, "heading_path", None) or [])[-1:]),
-                                        getattr(p, "title", None) or "", block_at(p.text, s)))
+                                        getattr(p, "title", None) or "",
+                                        " ".join(sentence_at(p.text, paragraphs, s).split())))
     return facts, values
 
 

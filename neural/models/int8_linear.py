@@ -7,7 +7,7 @@ emits garbage), so activations get at most 129 levels. Two ways to run a project
 - one pass (``linear_one_pass``, quantization="int8-fast"): 7-bit activations, the fastest; perplexity
   +2.0 % (Qwen2.5-0.5B) and +3.8 % (SmolLM2-135M) over fp32.
 - two passes (``linear_residual``, quantization="int8"): what the first pass's rounding lost goes through the
-  same call as more rows, ~14-bit activations for one read of the weight; +0.6 % and +1.0 %, at up to twice
+  same call as more rows, ~14-bit activations for one read of the weight; +0.25 % and +0.27 %, at up to twice
   the GEMM work where a batch is compute-bound (prefill, many streams).
 The quantized-tensor constructors are deprecated in PyTorch (their warning is silenced here); the kernels are
 PyTorch's own maintained CPU int8 path.

@@ -83,7 +83,7 @@ def test_one_decode_row_takes_the_direct_kernel_call_with_the_same_result() -> N
         assert torch.equal(linear_dynamic(x, one_pass.packed[0]), public)
         assert torch.equal(one_pass(x), public if bias is None else public + bias)
         two_pass = Int8Linear.from_float(w, bias)
-        direct = linear_residual(x, two_pass.packed[0])
+        direct = linear_residual(x, two_pass.packed)
         assert torch.equal(two_pass(x), direct if bias is None else direct + bias)
         for lin in (one_pass, two_pass):
             # the general path (N-D input, a non-contiguous row) gives the one-row path's values

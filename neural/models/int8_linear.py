@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import torch
 from torch import nn
@@ -48,24 +48,31 @@ ACT_ZERO = 64
 RESIDUAL_GAIN = 127.0
 
 
-def linear_residual(x: torch.Tensor, packed) -> torch.Tensor:
+def linear_residual(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
     """``x @ W^T`` with ~14-bit activations for the weight read of one int8 call: each row of x is quantized
     on its own symmetric grid (absmax -> 64 steps), and what that rounding lost goes through the same call as a
     second block of rows, magnified 127x, so that one read of the weight serves both. 7-bit activations cost
-    SmolLM2-135M +3.8 % perplexity over fp32; these cost +0.3 % (bench/RESULTS.md, issue 18). x: 2-D float32."""
+    SmolLM2-135M +3.8 % perplexity over fp32; these cost +0.3 % (bench/RESULTS.md, issue 18). x: 2-D float32;
+    ``pieces``: the weight's packed row pieces (prepack), whose outputs are concatenated; x is quantized once."""
     n = x.shape[0]
     with torch._C.DisableTorchFunctionSubclass():
         if n == 1:  # a decode row: its own scale, passed to the kernel as is (fewest ops: 121 calls a step)
             scale = max(float(torch.linalg.vector_norm(x, float("inf"))), 1e-30) / ACT_LEVELS  # 0 / 0 never
             steps = x * (1.0 / scale)
             lost = steps - steps.round()
-            y = _LINEAR_GIVEN_SCALE(torch.cat((x, lost.mul_(RESIDUAL_GAIN * scale))), scale, ACT_ZERO, packed)
-            return torch.mm(_COMBINE, y)
+            rows = torch.cat((x, lost.mul_(RESIDUAL_GAIN * scale)))
+            return torch.mm(_COMBINE, _given_scale(rows, scale, pieces))
         row_max = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True).clamp_min_(1e-30)
         steps = x * (ACT_LEVELS / row_max)
         lost = steps - steps.round()
-        y = _LINEAR_GIVEN_SCALE(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, ACT_ZERO, packed)
+        y = _given_scale(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, pieces)
         return torch.add(y[:n], y[n:], alpha=1.0 / RESIDUAL_GAIN).mul_(row_max * (1.0 / ACT_LEVELS))
+
+
+def _given_scale(rows: torch.Tensor, scale: float, pieces: Sequence) -> torch.Tensor:
+    if len(pieces) == 1:
+        return _LINEAR_GIVEN_SCALE(rows, scale, ACT_ZERO, pieces[0])
+    return torch.cat([_LINEAR_GIVEN_SCALE(rows, scale, ACT_ZERO, p) for p in pieces], dim=1)
 
 
 _COMBINE = torch.tensor([[1.0, 1.0 / RESIDUAL_GAIN]])
@@ -144,19 +151,21 @@ class Int8Linear(nn.Module):
         return cls(q, scale, bias, residual=residual)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if len(self.packed) == 1 and x.dim() == 2 and x.shape[0] == 1 and x.dtype == torch.float32 \
-                and x.shape[1] == self.in_features and x.is_contiguous():
+        if (self.residual or len(self.packed) == 1) and x.dim() == 2 and x.shape[0] == 1 \
+                and x.dtype == torch.float32 and x.shape[1] == self.in_features and x.is_contiguous():
             # one decode row: the general path's reshape/contiguous/cat/view/to are no-ops that still cost a
             # dispatch each (121 projections a step, see cpu_ops.rotate_qk_cpu on what an op costs there)
-            y = linear_residual(x, self.packed[0]) if self.residual else linear_dynamic(x, self.packed[0])
+            y = linear_residual(x, self.packed) if self.residual else linear_dynamic(x, self.packed[0])
             return y if self.bias is None else y.add_(self.bias)
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Int8Linear: input has {x.shape[-1]} features, expected {self.in_features}")
         x2 = x.reshape(-1, self.in_features)
         x2 = (x2 if x2.dtype == torch.float32 else x2.float()).contiguous()
-        kernel = linear_residual if self.residual else linear_one_pass
-        parts = [kernel(x2, p) for p in self.packed]
-        y = parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+        if self.residual:  # quantized once for all pieces
+            y = linear_residual(x2, self.packed)
+        else:
+            parts = [linear_one_pass(x2, p) for p in self.packed]
+            y = parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
         if self.bias is not None:
             y.add_(self.bias)
         return y.view(*x.shape[:-1], self.out_features).to(x.dtype)

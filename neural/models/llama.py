@@ -32,6 +32,7 @@ from neural.models.cpu_ops import (
     silu_and_mul_cpu,
     use_cpu_fast_paths,
 )
+from neural.models.flat_decode import FlatDecode
 from neural.models.onednn_linear import PrepackedLinear, memory_allows_copy, onednn_available
 
 
@@ -147,11 +148,14 @@ class LlamaForCausalLM(nn.Module):
         # CPU fast path (set by bind_kv_cache): per-step RoPE cos/sin rows and one DecodeGather per decode
         # forward, each built once and read by every layer
         self.cpu_fast_path = False
+        self.flat_decode: FlatDecode | None = None  # the decode step without module calls (CPU fast path)
         for p in self.parameters():
             p.requires_grad_(False)
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata) -> torch.Tensor:
         """Returns final hidden states ``[T, hidden]``; call compute_logits on the rows to sample."""
+        if self.flat_decode is not None and meta.is_decode:
+            return self.flat_decode(input_ids, positions, meta)
         x = self.embed_tokens(input_ids)
         residual = None
         rope = rope_cos_sin(self.cos_sin_cache, positions) if self.cpu_fast_path else self.cos_sin_cache
@@ -188,6 +192,7 @@ class LlamaForCausalLM(nn.Module):
             layer.self_attn.v_cache = kv_cache[1, i]
             layer.self_attn.store_kvcache, layer.self_attn.paged_attention_decode = store, decode
             layer.self_attn.paged_attention = varlen
+        self.flat_decode = FlatDecode(self) if fast else None  # last: it binds the ops and views set above
 
     def _room_for_prepacked_weights(self) -> bool:
         weights = {m.weight.data_ptr(): m.weight for m in self.modules() if isinstance(m, Linear)}

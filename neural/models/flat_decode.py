@@ -26,11 +26,27 @@ if TYPE_CHECKING:
 RowsFn = Callable[[torch.Tensor], torch.Tensor]
 
 
+def rms_norm_rows(x: torch.Tensor, residual: torch.Tensor | None, weight: torch.Tensor, eps: torch.Tensor,
+                  width: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """cpu_ops.rms_norm_cpu for float32 with ``eps`` and the row width as float32 0-dim tensors: the same
+    arithmetic (``pow(2)`` is ``x * x``, ``mean`` is ``sum`` then ``div_``) without the three conversions of a
+    Python number to a tensor that pow, mean and add_ each run (3 dispatches apiece, 61 norms a step)."""
+    if residual is not None:
+        x = x + residual
+    inv = torch.sum(x * x, -1, keepdim=True).div_(width).add_(eps).rsqrt_()
+    return (x * inv).mul_(weight), x
+
+
+def _rms_norm_low_precision(x: torch.Tensor, residual: torch.Tensor | None, weight: torch.Tensor, eps: torch.Tensor,
+                            width: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return rms_norm_cpu(x, weight, float(eps), residual)  # float32 math, as the reference
+
+
 class LayerBinding(NamedTuple):
     """One decoder layer as the flat step reads it: tensors and callables, unpacked once per layer."""
     input_norm: torch.Tensor
     post_norm: torch.Tensor
-    eps: float
+    eps: torch.Tensor  # 0-dim float32 (rms_norm_rows)
     qkv: RowsFn
     o: RowsFn
     gate_up: RowsFn
@@ -73,13 +89,16 @@ class FlatDecode:
         self.n_heads, self.n_kv, self.head_dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
         self.scale = self.head_dim**-0.5
         dtype = model.norm.weight.dtype
+        self.width = torch.tensor(float(cfg.hidden_size))
+        self.rms_norm = rms_norm_rows if dtype == torch.float32 else _rms_norm_low_precision
+        self.final_eps = torch.tensor(model.norm.eps)
         self.layers = [self._bind(layer, dtype) for layer in model.layers]
 
     def _bind(self, layer, dtype: torch.dtype) -> LayerBinding:
         attn, mlp = layer.self_attn, layer.mlp
         slots = (-1, self.n_kv, self.head_dim)
         return LayerBinding(
-            layer.input_layernorm.weight, layer.post_attention_layernorm.weight, layer.input_layernorm.eps,
+            layer.input_layernorm.weight, layer.post_attention_layernorm.weight, torch.tensor(layer.input_layernorm.eps),
             rows_fn(attn.qkv_proj, dtype), rows_fn(attn.o_proj, dtype), rows_fn(mlp.gate_up_proj, dtype),
             rows_fn(mlp.down_proj, dtype), attn.k_cache.view(slots), attn.v_cache.view(slots),
             attn.k_cache, attn.v_cache)
@@ -94,9 +113,9 @@ class FlatDecode:
         gather = DecodeGather.build(meta.block_tables, meta.context_lens, first.shape[1], first.dtype)
         slot_mapping = meta.slot_mapping
         qkv_heads, qk_heads = [heads + kv_heads, kv_heads], [heads, kv_heads]
-        residual = None
+        residual, rms_norm, width = None, self.rms_norm, self.width
         for input_norm, post_norm, eps, qkv, o, gate_up, down, k_slots, v_slots, k_cache, v_cache in self.layers:
-            h, residual = rms_norm_cpu(x, input_norm, eps, residual)
+            h, residual = rms_norm(x, residual, input_norm, eps, width)
             qk, v = qkv(h).view(rows, heads + 2 * kv_heads, head_dim).split_with_sizes(qkv_heads, 1)
             q, k = rotate_qk_cpu(qk, cos, sin).split_with_sizes(qk_heads, 1)
             if k.dtype != k_slots.dtype:
@@ -104,8 +123,8 @@ class FlatDecode:
             k_slots.index_copy_(0, slot_mapping, k)
             v_slots.index_copy_(0, slot_mapping, v)
             attended = paged_attention_decode_gathered(q, k_cache, v_cache, gather, scale)
-            h, residual = rms_norm_cpu(o(attended.reshape(rows, heads * head_dim)), post_norm, eps, residual)
+            h, residual = rms_norm(o(attended.reshape(rows, heads * head_dim)), residual, post_norm, eps, width)
             x = down(silu_and_mul_cpu(gate_up(h)))
-        x, _ = rms_norm_cpu(x, model.norm.weight, model.norm.eps, residual)
+        x, _ = rms_norm(x, residual, model.norm.weight, self.final_eps, width)
         return x
 

@@ -14,6 +14,7 @@ PyTorch's own maintained CPU int8 path.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from contextlib import contextmanager
 from typing import Iterator, Sequence
@@ -57,10 +58,11 @@ def linear_residual(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
     n = x.shape[0]
     with torch._C.DisableTorchFunctionSubclass():
         if n == 1:  # a decode row: its own scale, passed to the kernel as is (fewest ops: 121 calls a step)
-            scale = max(float(torch.linalg.vector_norm(x, float("inf"))), 1e-30) / ACT_LEVELS  # 0 / 0 never
-            steps = x * (1.0 / scale)
-            lost = steps - steps.round()
-            rows = torch.cat((x, lost.mul_(RESIDUAL_GAIN * scale)))
+            scale = max(float(torch.linalg.vector_norm(x, math.inf)), 1e-30) / ACT_LEVELS  # 0 / 0 never
+            # the first row as the kernel will round it (to nearest, as fbgemm does), so that x minus it is what
+            # that rounding loses; the gain a float32 tensor: a Python float costs a dtype conversion (3 dispatches)
+            kept = torch.fake_quantize_per_tensor_affine(x, scale, ACT_ZERO, 0, ACT_ZERO + ACT_LEVELS)
+            rows = torch.cat((x, torch.sub(x, kept).mul_(_GAIN)))
             return torch.mm(_COMBINE, _given_scale(rows, scale, pieces))
         row_max = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True).clamp_min_(1e-30)
         steps = x * (ACT_LEVELS / row_max)
@@ -76,6 +78,7 @@ def _given_scale(rows: torch.Tensor, scale: float, pieces: Sequence) -> torch.Te
 
 
 _COMBINE = torch.tensor([[1.0, 1.0 / RESIDUAL_GAIN]])
+_GAIN = torch.tensor(RESIDUAL_GAIN)
 
 
 def linear_one_pass(x: torch.Tensor, packed) -> torch.Tensor:

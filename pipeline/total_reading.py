@@ -13,6 +13,7 @@ from pipeline.answer_check import own_mentions
 from pipeline.extraction import ValueMention
 from pipeline.question import Goal, QuestionFocus, find_entities
 from pipeline.symbolic_answer import asks_a_computation
+from pipeline.vocabulary_reading import best_named, clause_around, clause_terms
 from symbolic import Claim
 from symbolic import model as m
 from symbolic.terms import compare
@@ -21,6 +22,9 @@ from symbolic.values import Percentage
 # A value written as a rate: "EUR 0.35 per kilometre", "EUR 1,200 each", "EUR 180 a night", "每晚 700 元".
 _RATE_AFTER = re.compile(r"^\s*(?:per|each|a|an)\b|^\s*/\s*\w", re.IGNORECASE)
 _RATE_BEFORE = re.compile(r"每\s*[\u4e00-\u9fff]{0,3}\s*$")
+# A value's clause that says any word of one premise's name, and fewer of every other fitting premise's, names it:
+# the candidates are the few premises of one computing goal, not the whole vocabulary (vocabulary_reading's 2/3)
+MIN_PREMISE_SCORE = 0.01
 
 
 def computing_goals(focus: QuestionFocus) -> list[Goal]:
@@ -92,19 +96,46 @@ def written_as_rate(answer: str, mention: ValueMention) -> bool:
 
 def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
                  rulebase: Any) -> list[tuple[Claim, ValueMention]]:
-    """Claims of the best-named computing goals' premises for the values no other reader placed that the
-    answer writes as rates, where exactly one premise fits the value's type (never a value the question
-    states or the answer negates)."""
+    """Claims of the best-named computing goals' premises for the values no other reader placed: a value whose
+    own clause names one fitting premise better than the others (any word of its name will do among the few
+    premises of one goal: "the EUR 250 travel fee" says "travel fee per on-site visit"), else a value written as a rate that exactly one premise fits by type, else -- once the others are
+    read -- the one premise of its type no other value took ("3 hours at EUR 95 per hour plus the EUR 250 travel
+    fee": the fee's clause names its premise, so the hourly rate is the other). Never a value the question
+    states or the answer negates."""
     candidates = [c for g in computing_goals(focus) for c in _premises(g, rulebase)]
     out: list[tuple[Claim, ValueMention]] = []
+    pending: list[tuple[ValueMention, list[tuple[Any, tuple]]]] = []
     for mention in own_mentions(mentions, focus.question):
-        if negated(answer, mention.start) \
-                or not written_as_rate(answer, mention):
-            continue
         fitting = [(sig, subject) for sig, subject in candidates if fits(sig, mention.value)]
-        if len(fitting) == 1:      # two rates of one type ("EUR 95 per hour plus a EUR 250 fee"): not guessed
-            sig, subject = fitting[0]
-            s, e = sentence_around(answer, mention.start)
-            out.append((sentence_claim(sig.name, (*subject, mention.value), answer, s, e, mention.cited,
-                                       "focus", 1.0), mention))
-    return out
+        if not fitting or negated(answer, mention.start):
+            continue
+        choice = _named_premise(answer, mention, fitting)
+        if choice is None and written_as_rate(answer, mention):
+            if len(fitting) > 1:
+                pending.append((mention, fitting))
+                continue
+            choice = fitting[0]
+        if choice is not None:
+            out.append((_premise_claim(answer, mention, *choice), mention))
+    read = {c.fact.relation for c, _m in out}
+    for mention, fitting in pending:
+        rest = [(sig, subject) for sig, subject in fitting if sig.name not in read]
+        if len(rest) == 1:
+            out.append((_premise_claim(answer, mention, *rest[0]), mention))
+    return sorted(out, key=lambda p: p[1].start)
+
+
+def _named_premise(answer: str, mention: ValueMention, fitting: list[tuple[Any, tuple]]) -> tuple[Any, tuple] | None:
+    """The fitting premise the value's own clause names best, when one relation does (with one subject)."""
+    s, e = sentence_around(answer, mention.start)
+    cs, ce = clause_around(answer, mention.start, mention.end)
+    cs, ce = max(cs, s), min(ce, e)
+    sig = best_named(list({id(sig): sig for sig, _ in fitting}.values()),
+                     clause_terms(answer, cs, mention.end, ce), MIN_PREMISE_SCORE)
+    chosen = [(f_sig, subject) for f_sig, subject in fitting if f_sig is sig]
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def _premise_claim(answer: str, mention: ValueMention, sig: Any, subject: tuple) -> Claim:
+    s, e = sentence_around(answer, mention.start)
+    return sentence_claim(sig.name, (*subject, mention.value), answer, s, e, mention.cited, "focus", 1.0)

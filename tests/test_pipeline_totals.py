@@ -160,3 +160,32 @@ def test_the_rates_beside_a_total_are_read_as_the_goals_premises(rb):
     assert [c.verdict for c in verdicts] == ["contradicted", "contradicted"]
     # a value not written as a rate is not read as one: "a receipt above EUR 25" is no mileage rate
     assert "mileage_rate" not in read("EUR 84; keep receipts above EUR 25 [1].")
+
+
+ORDER_RULES = """
+type service "translation service"
+entity service translation "translation"
+relation word_rate(service, money[EUR]) "translation rate per word"
+relation rush_fee(service, money[EUR]) "rush surcharge per order"
+relation order_cost(words: number, money[EUR]) "translation order cost" aka "cost of translating"
+goal G_ORDER_COST "words times the rate plus the rush surcharge":
+    order_cost(?n, ?r * ?n + ?f) if word_rate(translation, ?r) and rush_fee(translation, ?f) and ?n > 0
+"""
+
+
+def test_two_rates_of_one_type_are_told_apart_by_their_clauses_or_by_elimination(tmp_path):
+    from pipeline.answer_reading import read_answer
+    rb = rulebase_of(ORDER_RULES, tmp_path, "order.rules")
+    q = "What is the cost of translating 2000 words?"
+
+    def read(answer: str) -> dict:
+        claims, _left = read_answer(answer, [], [], parse_question(q, rb), rb)
+        return {c.fact.relation: c.fact.args[-1] for c in claims}
+    # each value's own clause names its premise: the fee "rush surcharge", the rate "per word"
+    assert read("EUR 290: 2000 words at EUR 0.12 per word plus the EUR 50 rush surcharge [1].") == \
+        {"order_cost": v("EUR 290"), "word_rate": v("EUR 0.12"), "rush_fee": v("EUR 50")}
+    # a rate whose clause names nothing takes the one premise of its type that no other value took
+    assert read("EUR 290: EUR 0.12 each, plus the EUR 50 rush surcharge [1].") == \
+        {"order_cost": v("EUR 290"), "word_rate": v("EUR 0.12"), "rush_fee": v("EUR 50")}
+    # two values naming neither premise, neither written as a rate: no premise is guessed
+    assert read("EUR 290: EUR 240 and EUR 50 [1].") == {"order_cost": v("EUR 290")}

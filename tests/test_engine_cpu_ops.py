@@ -32,24 +32,6 @@ def test_decode_attention_matches_reference_with_ragged_contexts_and_gqa():
     torch.testing.assert_close(low.float(), ref, atol=3e-2, rtol=3e-2)
 
 
-def test_one_sequence_on_consecutive_blocks_reads_its_keys_in_place():
-    from neural.models.cpu_ops import DecodeGather
-
-    torch.manual_seed(1)
-    k_cache, v_cache = torch.randn(20, 4, 2, 16), torch.randn(20, 4, 2, 16)
-    q = torch.randn(1, 6, 16)
-    for table, length, span in (([5, 6, 7, -1], 10, (20, 10)), ([3, 4, 9], 8, (12, 8)), ([0], 1, (0, 1))):
-        tables = torch.tensor([table], dtype=torch.int32)
-        lens = torch.tensor([length], dtype=torch.int32)
-        gather = DecodeGather.build(tables, lens, 4)
-        assert gather.span == span  # only the blocks the context uses must be consecutive (the 9 is unused)
-        ref = paged_attention_decode_ref(q, k_cache, v_cache, tables, lens, 0.25)
-        torch.testing.assert_close(paged_attention_decode_cpu(q, k_cache, v_cache, tables, lens, 0.25), ref)
-    # out of order, a gap, or two sequences: the gather
-    for table, lens in (([[6, 5]], [6]), ([[2, 4]], [7]), ([[1, 2], [3, 4]], [5, 5])):
-        assert DecodeGather.build(torch.tensor(table, dtype=torch.int32), torch.tensor(lens), 4).span is None
-
-
 def test_store_matches_reference():
     key, value = torch.randn(5, 2, 8), torch.randn(5, 2, 8)
     slots = torch.tensor([0, 13, 7, 31, 2])

@@ -39,21 +39,10 @@ class DecodeGather:
     # [B, 1, 1, max_blocks * block_size] in the model's dtype: 0 inside each sequence's context, -inf past it.
     # Additive, as SDPA turns a bool mask into before every call (two ops a layer saved)
     key_mask: torch.Tensor
-    # One sequence whose blocks are consecutive in the pool (as a fresh pool hands them out): its keys are the
-    # cache slots [start, start + length), read in place -- no gather, no mask. In a one-stream decode step of
-    # the 135M the two gathers were the costliest op after the weight GEMMs, and they copy the whole context
-    # every layer (a 1,000-token context: 46 MB a step). With a span, block_ids and key_mask are empty
-    span: tuple[int, int] | None = None
 
     @classmethod
     def build(cls, block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int,
               dtype: torch.dtype = torch.float32) -> DecodeGather:
-        if block_tables.shape[0] == 1 and block_tables.device.type == "cpu":
-            length = int(context_lens[0])
-            used = block_tables[0, : -(-length // block_size)].tolist()
-            if used and used[-1] - used[0] == len(used) - 1 and used == list(range(used[0], used[-1] + 1)):
-                none = torch.empty(0)
-                return cls(none, none, (used[0] * block_size, length))
         width = block_tables.shape[1] * block_size
         outside = torch.arange(width, device=block_tables.device)[None, :] >= context_lens[:, None]
         mask = torch.zeros(outside.shape, dtype=dtype, device=outside.device).masked_fill_(outside, float("-inf"))
@@ -83,23 +72,19 @@ def paged_attention_decode_gathered(
 ) -> torch.Tensor:
     """paged_attention_decode_cpu with the step's gather index and mask already built."""
     batch, n_heads, head_dim = q.shape
-    n_kv = k_cache.shape[2]
-    if gather.span is not None:  # one sequence, its blocks consecutive: its keys read in place
-        start, length = gather.span
-        k = k_cache.view(-1, n_kv, head_dim)[start : start + length].unsqueeze(0).transpose(1, 2)
-        v = v_cache.view(-1, n_kv, head_dim)[start : start + length].unsqueeze(0).transpose(1, 2)
-        mask = None
-    else:
-        width = gather.key_mask.shape[-1]
-        # index_select on the flat table, not k_cache[ids]: same bytes, ~3x faster than advanced indexing on CPU
-        # (the gather was ~15 % of a 16-sequence decode step)
-        k = k_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
-        v = v_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
-        mask = gather.key_mask
+    n_kv, width = k_cache.shape[2], gather.key_mask.shape[-1]
+    # index_select on the flat table, not k_cache[ids]: same bytes, ~3x faster than advanced indexing on CPU
+    # (the gather was ~15 % of a 16-sequence decode step). A lone sequence on consecutive blocks could read its
+    # slots in place instead, but that measured no faster at 1-1,000 tokens of context (flash attention over
+    # cold cache lines, strided by head, lost what the copy cost; 2-core machine, one stream, 2026-12-02)
+    k = k_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
+    v = v_cache.index_select(0, gather.block_ids).view(batch, width, n_kv, head_dim).transpose(1, 2)
     if q.dtype == torch.float32 and k.dtype == torch.float32:
-        out = _FLASH_CPU(q.unsqueeze(2), k, v, 0.0, False, attn_mask=mask, scale=scale)[0]
+        out = _FLASH_CPU(q.unsqueeze(2), k, v, 0.0, False, attn_mask=gather.key_mask, scale=scale)[0]
     else:
-        out = F.scaled_dot_product_attention(q.unsqueeze(2), k, v, attn_mask=mask, scale=scale, enable_gqa=n_kv != n_heads)
+        out = F.scaled_dot_product_attention(
+            q.unsqueeze(2), k, v, attn_mask=gather.key_mask, scale=scale, enable_gqa=n_kv != n_heads
+        )
     return out.view(batch, n_heads, head_dim)
 
 

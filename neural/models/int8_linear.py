@@ -14,7 +14,6 @@ PyTorch's own maintained CPU int8 path.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from contextlib import contextmanager
 from typing import Iterator, Sequence
@@ -58,7 +57,8 @@ def linear_residual(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
     n = x.shape[0]
     with torch._C.DisableTorchFunctionSubclass():
         if n == 1:  # a decode row: its own scale, passed to the kernel as is (fewest ops: 121 calls a step)
-            scale = max(float(torch.linalg.vector_norm(x, math.inf)), 1e-30) / ACT_LEVELS  # 0 / 0 never
+            low, high = torch.aminmax(x)  # one pass, ~2x faster than vector_norm(x, inf) at one 576-wide row
+            scale = max(-float(low), float(high), 1e-30) / ACT_LEVELS  # 0 / 0 never
             # the first row as the kernel will round it (to nearest, as fbgemm does), so that x minus it is what
             # that rounding loses; the gain a float32 tensor: a Python float costs a dtype conversion (3 dispatches)
             kept = torch.fake_quantize_per_tensor_affine(x, scale, ACT_ZERO, 0, ACT_ZERO + ACT_LEVELS)

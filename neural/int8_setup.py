@@ -15,7 +15,7 @@ from neural.model_config import ModelConfig
 from neural.quant_int8 import CALIBRATION_TOKENS, Int8Setup, linear_shapes, make_plan
 
 log = logging.getLogger("verirag.load")
-INT8_MODES = ("int8", "int8-fast")  # two-pass activations (~14-bit), one 7-bit pass: see models.int8_linear
+INT8_MODES = ("int8", "int8-fast")  # two-pass activations (~14-bit), one pass: see models.int8_linear
 
 
 def int8_supported() -> str | None:

@@ -2,10 +2,12 @@
 the module swap, and the state the load cache keeps so that a later start does none of it again.
 
 Two activation modes (models.int8_linear): "int8" runs two passes (~14-bit activations) and needs no
-smoothing; "int8-fast" runs one 7-bit pass, which SmoothQuant (alpha 0.5) helps. Quality (Qwen2.5-0.5B,
-teacher-forced over kb/ documents, fp32 = reference): one 7-bit pass as is +25.7 % perplexity; each row
-scaled to absmax 1 first (Int8Linear) +3.4 %; plus SmoothQuant +1.6-2.0 %; two passes +0.6 % (top-1 agreement
-0.98), and unsmoothed better still on SmolLM2-135M (+0.3 % against +1.0 % smoothed). bench/RESULTS.md, issue 18.
+smoothing; "int8-fast" runs one pass (8-bit activations against 7-bit weights), which SmoothQuant (alpha 0.5)
+helps. Quality (Qwen2.5-0.5B, teacher-forced over kb/ documents, fp32 = reference): one 7-bit-activation pass
+as is +25.7 % perplexity; each row scaled to absmax 1 first (Int8Linear) +3.4 %; plus SmoothQuant +1.6-2.0 %;
+8-bit activations against 7-bit weights, smoothed, +0.9 % (SmolLM2-135M +2.9 %; 7-bit activations against 8-bit
+weights +2.2 % and +4.8 %, every projection int8); two passes +0.25 %, unsmoothed (smoothed, the 135M: +1.0 %
+against +0.3 %). bench/RESULTS.md, issue 18.
 SmoothQuant divides each input channel of a projection by ``s = amax(x)^a / amax(W)^(1-a)`` and multiplies
 W's column by it: the outlier channels the activation scale would otherwise be spent on shrink, exactly (in
 float math) compensated by the weight. The division is folded into what produces the input, so it costs
@@ -26,11 +28,11 @@ import torch
 from neural.attention_metadata import AttentionMetadata
 from neural.calibration_text import CALIBRATION_TEXT
 from neural.model_config import ModelConfig
-from neural.models.int8_linear import (Int8Embedding, Int8Linear, prepack, quantize_groups, quantize_rows,
-                                      qweight_pieces)
+from neural.models.int8_linear import (FAST_QMAX, QMAX, Int8Embedding, Int8Linear, prepack, quantize_groups,
+                                      quantize_rows, qweight_pieces)
 from neural.models.llama import Linear, LlamaForCausalLM
 
-INT8_FORMAT = 3  # bump when what quantize() stores changes meaning: cached int8 states then miss
+INT8_FORMAT = 4  # bump when what quantize() stores changes meaning: cached int8 states then miss
 SMOOTH_ALPHA = 0.5
 CALIBRATION_TOKENS = 512
 _CAL_HASH = hashlib.sha256(CALIBRATION_TEXT.encode()).hexdigest()[:12]
@@ -54,8 +56,8 @@ def linear_shapes(cfg: ModelConfig) -> dict[str, tuple[int, int]]:
 class Int8Plan:
     int8: list[str]  # projections that become Int8Linear
     kept: dict[str, str] = field(default_factory=dict)  # projection -> why it stays fp32
-    residual: bool = True  # two-pass activations (quantization="int8"); False: one 7-bit pass ("int8-fast")
-    # SmoothQuant's alpha, None for none. It helps 7-bit activations and hurts two-pass ones, whose error is
+    residual: bool = True  # two-pass activations (quantization="int8"); False: one pass ("int8-fast")
+    # SmoothQuant's alpha, None for none. It helps one pass and hurts two-pass ones, whose error is
     # then the weights' alone (SmolLM2-135M, perplexity over fp32: +0.27 % unsmoothed, +0.97 % at alpha 0.5)
     alpha: float | None = None
 
@@ -69,8 +71,8 @@ class Int8Plan:
         return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
     def summary(self) -> str:
-        acts = "two-pass" if self.residual else "7-bit"
-        return f"{len(self.int8)}/{len(self.int8) + len(self.kept)} projections int8, {acts} activations"
+        acts = "two-pass activations" if self.residual else "one pass: 7-bit weights, 8-bit activations"
+        return f"{len(self.int8)}/{len(self.int8) + len(self.kept)} projections int8, {acts}"
 
 
 def make_plan(cfg: ModelConfig, verdicts: dict[tuple[int, int], tuple[bool, str]], residual: bool = True) -> Int8Plan:
@@ -185,7 +187,7 @@ def quantize(model: LlamaForCausalLM, setup: Int8Setup, block_size: int) -> dict
     parts = {}
     for name in plan.int8:
         old = cast(Linear, model.get_submodule(name))  # the plan names linear projections only
-        q, scale = quantize_rows(old.weight)
+        q, scale = quantize_rows(old.weight, QMAX if plan.residual else FAST_QMAX)
         bias = None if old.bias is None else old.bias.detach().float().contiguous()
         state[f"{name}.q"], state[f"{name}.scale"] = q, scale
         if bias is not None:

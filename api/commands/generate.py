@@ -12,7 +12,8 @@ QUANTIZATION_CHOICES = ["auto", "none", "int8", "int8-fast", "gguf"]
 QUANTIZATION_HELP = (
     "int8: CPU float32 projections as int8 weights through PyTorch's fbgemm kernels, activations in two passes "
     "(~14 bits: perplexity within 1 %% of float32; per layer where measured faster; about 1/4 of the memory); "
-    "int8-fast: one 7-bit pass, faster for batches and long prompts, +2-4 %% perplexity; gguf: keep a .gguf "
+    "int8-fast: one pass, 8-bit activations against 7-bit weights, faster for batches and long prompts, "
+    "+1-3 %% perplexity; gguf: keep a .gguf "
     "model's Q8_0/Q4_0/Q4_1 weights packed, dequantized per matmul; none: everything dense in --dtype; auto "
     "(default): the model's registry default on CPU (verirag models list)")
 

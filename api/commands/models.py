@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
-CPU_MODES = {"int8": "int8 weights, two-pass activations", "int8-fast": "int8 weights, 7-bit activations",
+CPU_MODES = {"int8": "int8 weights, two-pass activations", "int8-fast": "7-bit weights, 8-bit activations",
              "none": "float32"}
 
 

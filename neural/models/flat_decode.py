@@ -59,21 +59,19 @@ class LayerBinding(NamedTuple):
 
 def rows_fn(module: torch.nn.Module, dtype: torch.dtype) -> RowsFn:
     """``module(x)`` for 2-D contiguous ``x`` of the model's dtype, with the fewest Python steps to the kernel."""
-    if isinstance(module, Int8Linear) and module.residual and dtype == torch.float32:
+    if isinstance(module, Int8Linear) and dtype == torch.float32:
+        kernel = linear_residual if module.residual else linear_one_pass
         if module.bias is None:
-            return partial(linear_residual, pieces=module.packed)
-        return partial(_int8_with_bias, pieces=module.packed, bias=module.bias)
-    if isinstance(module, Int8Linear) and len(module.packed) == 1 and dtype == torch.float32:
-        packed = module.packed[0]
-        return partial(linear_one_pass, packed=packed) if module.bias is None else module.forward
+            return partial(kernel, pieces=module.packed)
+        return partial(_int8_with_bias, kernel=kernel, pieces=module.packed, bias=module.bias)
     op = getattr(module, "op", None)
     if isinstance(module, torch.nn.Linear) and callable(op):  # llama.Linear: its op bound by bind_kv_cache
         return partial(_linear, op=op, weight=module.weight, bias=module.bias)
-    return module.forward  # packed GGUF layers, int8 in pieces: their own general path
+    return module.forward  # packed GGUF layers: their own general path
 
 
-def _int8_with_bias(x: torch.Tensor, pieces: list, bias: torch.Tensor) -> torch.Tensor:
-    return linear_residual(x, pieces).add_(bias)
+def _int8_with_bias(x: torch.Tensor, kernel: Callable, pieces: list, bias: torch.Tensor) -> torch.Tensor:
+    return kernel(x, pieces).add_(bias)
 
 
 def _linear(x: torch.Tensor, op: Callable, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:

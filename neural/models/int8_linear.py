@@ -1,14 +1,17 @@
 """Int8Linear / Int8Embedding: int8 weights (per-output-channel scales) through PyTorch's fbgemm kernels.
 
 fbgemm quantizes a call's activations to uint8 and runs its int8 GEMM against the prepacked weight: on the
-2-core AVX2 machine 3-6x faster than fp32 at Qwen2.5-0.5B shapes, 1 and 16 rows (#18). Without AVX512-VNNI
-fbgemm sums pairs of u8*s8 products in int16, which full 8-bit activations overflow (the 0.5B model then
-emits garbage), so activations get at most 129 levels. Two ways to run a projection:
-- one pass (``linear_one_pass``, quantization="int8-fast"): 7-bit activations, the fastest; perplexity
-  +2.0 % (Qwen2.5-0.5B) and +3.8 % (SmolLM2-135M) over fp32.
-- two passes (``linear_residual``, quantization="int8"): what the first pass's rounding lost goes through the
-  same call as more rows, ~14-bit activations for one read of the weight; +0.25 % and +0.27 %, at up to twice
-  the GEMM work where a batch is compute-bound (prefill, many streams).
+2-core machine 3-6x faster than fp32 at Qwen2.5-0.5B shapes, 1 and 16 rows (#18). On an AVX2-only CPU fbgemm
+sums pairs of u8*s8 products in int16, which full 8-bit activations times full 8-bit weights overflow (the
+0.5B model then emitted garbage); AVX512-VNNI sums in int32. Both ways below stay inside int16, so a model
+quantized on one CPU computes the same on another:
+- two passes (``linear_residual``, quantization="int8"): 8-bit weights, activations at 129 levels, and what
+  that rounding lost goes through the same call as more rows, ~14-bit activations for one read of the weight;
+  perplexity +0.25 % (Qwen2.5-0.5B) and +0.27 % (SmolLM2-135M) over fp32, at up to twice the GEMM work where
+  a batch is compute-bound (prefill, many streams).
+- one pass (``linear_one_pass``, quantization="int8-fast"): 7-bit weights (FAST_QMAX) and full 8-bit
+  activations, the fastest; +0.9 % and +2.9 % with SmoothQuant, every projection int8 (8-bit weights and
+  7-bit activations, the mode's first form, measured the same way: +2.2 % and +4.8 %).
 The quantized-tensor constructors are deprecated in PyTorch (their warning is silenced here); the kernels are
 PyTorch's own maintained CPU int8 path.
 """
@@ -21,23 +24,13 @@ from typing import Iterator, Sequence
 import torch
 from torch import nn
 
-# fbgemm's dynamic int8 linear, called as the C++ operator itself. Through torch.ops a call costs ~58 us of
-# Python before the kernel runs (9 us this way, one thread, 64x64): the op overload walks its arguments looking
-# for fake script objects, and the torch-function check asks the packed weight (a ScriptObject) for
+# fbgemm's int8 linear with the activation scale given by the caller: x is quantized as round(x / scale) + zero
+# point into uint8 and the output is float32. Called as the C++ operator itself: through torch.ops a call costs
+# ~58 us of Python before the kernel runs (9 us this way, one thread, 64x64): the op overload walks its arguments
+# looking for fake script objects, and the torch-function check asks the packed weight (a ScriptObject) for
 # ``__torch_function__``, which it answers with a C++ exception. py-spy put that at a third of a one-stream int8
-# decode step of SmolLM2-135M (121 projections a step). linear_dynamic() skips both: its arguments are a plain
-# tensor and the packed weight, never a fake object nor a torch-function subclass.
-_LINEAR_DYNAMIC = getattr(torch.ops.quantized.linear_dynamic.default, "_op", torch.ops.quantized.linear_dynamic.default)
-
-
-def linear_dynamic(x: torch.Tensor, packed) -> torch.Tensor:
-    """``torch.ops.quantized.linear_dynamic(x, packed, reduce_range=True)`` without its Python overhead."""
-    with torch._C.DisableTorchFunctionSubclass():
-        return _LINEAR_DYNAMIC(x, packed, True)
-
-
-# The same fbgemm GEMM with the activation scale given by the caller: x is quantized as round(x / scale) + zero
-# point into uint8 and the output is float32. Called as the operator itself for the reason given above.
+# decode step of SmolLM2-135M (121 projections a step); our arguments are never fake objects nor torch-function
+# subclasses, so both are skipped.
 _LINEAR_GIVEN_SCALE = getattr(torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32.default, "_op",
                               torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32.default)
 # Activations quantize to round(x / scale) in [-64, 64] around zero point 64: uint8 0..128, whose u8*s8 pair
@@ -63,32 +56,39 @@ def linear_residual(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
             # that rounding loses; the gain a float32 tensor: a Python float costs a dtype conversion (3 dispatches)
             kept = torch.fake_quantize_per_tensor_affine(x, scale, ACT_ZERO, 0, ACT_ZERO + ACT_LEVELS)
             rows = torch.cat((x, torch.sub(x, kept).mul_(_GAIN)))
-            return torch.mm(_COMBINE, _given_scale(rows, scale, pieces))
+            return torch.mm(_COMBINE, _given_scale(rows, scale, ACT_ZERO, pieces))
         row_max = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True).clamp_min_(1e-30)
         steps = x * (ACT_LEVELS / row_max)
         lost = steps - steps.round()
-        y = _given_scale(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, pieces)
+        y = _given_scale(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, ACT_ZERO, pieces)
         return torch.add(y[:n], y[n:], alpha=1.0 / RESIDUAL_GAIN).mul_(row_max * (1.0 / ACT_LEVELS))
 
 
-def _given_scale(rows: torch.Tensor, scale: float, pieces: Sequence) -> torch.Tensor:
+def _given_scale(rows: torch.Tensor, scale: float, zero: int, pieces: Sequence) -> torch.Tensor:
     if len(pieces) == 1:
-        return _LINEAR_GIVEN_SCALE(rows, scale, ACT_ZERO, pieces[0])
-    return torch.cat([_LINEAR_GIVEN_SCALE(rows, scale, ACT_ZERO, p) for p in pieces], dim=1)
+        return _LINEAR_GIVEN_SCALE(rows, scale, zero, pieces[0])
+    return torch.cat([_LINEAR_GIVEN_SCALE(rows, scale, zero, p) for p in pieces], dim=1)
 
 
 _COMBINE = torch.tensor([[1.0, 1.0 / RESIDUAL_GAIN]])
 _GAIN = torch.tensor(RESIDUAL_GAIN)
 
 
-def linear_one_pass(x: torch.Tensor, packed) -> torch.Tensor:
-    """``x @ W^T`` with 7-bit activations: each row scaled to absmax 1 first, so that the kernel's one scale
-    per call gives each row the resolution of its own range (one attention-sink token's 100x activations no
-    longer crush the others). One row is its own range already. x: 2-D contiguous float32."""
-    if x.shape[0] == 1:
-        return linear_dynamic(x, packed)
-    row_max = x.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
-    return linear_dynamic(x / row_max, packed).mul_(row_max)
+def linear_one_pass(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
+    """``x @ W^T`` with 8-bit activations against 7-bit weights (quantize_rows(.., FAST_QMAX)): each row on its
+    own grid (absmax -> 127 steps around zero point 128), so one attention-sink token's 100x activations do not
+    crush the others. x: 2-D contiguous float32; ``pieces`` as for linear_residual."""
+    with torch._C.DisableTorchFunctionSubclass():
+        if x.shape[0] == 1:  # a decode row: its own range is the call's
+            low, high = torch.aminmax(x)
+            return _given_scale(x, max(-float(low), float(high), 1e-30) / FAST_LEVELS, FAST_ZERO, pieces)
+        row_max = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True).clamp_min_(1e-30)
+        return _given_scale(x / row_max, 1.0 / FAST_LEVELS, FAST_ZERO, pieces).mul_(row_max)
+
+
+# One pass: activations over the whole uint8 range, weights at 7 bits, so that 2 * 255 * 63 = 32130 still fits
+# fbgemm's int16 pair sums (module docstring)
+FAST_LEVELS, FAST_ZERO, FAST_QMAX = 127, 128, 63
 
 
 QMAX = 127  # symmetric int8: [-127, 127], zero point 0 (fbgemm's per-channel weights are symmetric)
@@ -98,10 +98,11 @@ QMAX = 127  # symmetric int8: [-127, 127], zero point 0 (fbgemm's per-channel we
 PACK_ROWS = 16384
 
 
-def quantize_rows(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(int8 [out, in], float32 scale [out]) with ``weight ~= q * scale[:, None]``: per-row absmax / 127."""
+def quantize_rows(weight: torch.Tensor, qmax: int = QMAX) -> tuple[torch.Tensor, torch.Tensor]:
+    """(int8 [out, in], float32 scale [out]) with ``weight ~= q * scale[:, None]``: per-row absmax / ``qmax``
+    (QMAX for two-pass activations, FAST_QMAX for one pass)."""
     w = weight.detach().float()
-    scale = (w.abs().amax(dim=1) / QMAX).clamp_min(1e-12)
+    scale = (w.abs().amax(dim=1) / qmax).clamp_min(1e-12)
     with _quiet():
         q = torch.quantize_per_channel(w, scale.double(), torch.zeros(w.shape[0], dtype=torch.long), 0, torch.qint8)
     return q.int_repr(), scale
@@ -150,33 +151,29 @@ class Int8Linear(nn.Module):
 
     @classmethod
     def from_float(cls, weight: torch.Tensor, bias: torch.Tensor | None = None, residual: bool = True) -> "Int8Linear":
-        q, scale = quantize_rows(weight)
+        q, scale = quantize_rows(weight, QMAX if residual else FAST_QMAX)
         return cls(q, scale, bias, residual=residual)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if (self.residual or len(self.packed) == 1) and x.dim() == 2 and x.shape[0] == 1 \
-                and x.dtype == torch.float32 and x.shape[1] == self.in_features and x.is_contiguous():
+        if x.dim() == 2 and x.shape[0] == 1 and x.dtype == torch.float32 and x.shape[1] == self.in_features \
+                and x.is_contiguous():
             # one decode row: the general path's reshape/contiguous/cat/view/to are no-ops that still cost a
             # dispatch each (121 projections a step, see cpu_ops.rotate_qk_cpu on what an op costs there)
-            y = linear_residual(x, self.packed) if self.residual else linear_dynamic(x, self.packed[0])
+            y = linear_residual(x, self.packed) if self.residual else linear_one_pass(x, self.packed)
             return y if self.bias is None else y.add_(self.bias)
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Int8Linear: input has {x.shape[-1]} features, expected {self.in_features}")
         x2 = x.reshape(-1, self.in_features)
         x2 = (x2 if x2.dtype == torch.float32 else x2.float()).contiguous()
-        if self.residual:  # quantized once for all pieces
-            y = linear_residual(x2, self.packed)
-        else:
-            parts = [linear_one_pass(x2, p) for p in self.packed]
-            y = parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+        y = (linear_residual if self.residual else linear_one_pass)(x2, self.packed)  # quantized once for all pieces
         if self.bias is not None:
             y.add_(self.bias)
         return y.view(*x.shape[:-1], self.out_features).to(x.dtype)
 
     def extra_repr(self) -> str:
-        acts = "two-pass" if self.residual else "7-bit"
+        acts = "two-pass activations" if self.residual else "7-bit weights, 8-bit activations"
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
-                f"int8, {acts} activations")
+                f"int8, {acts}")
 
 
 EMBEDDING_GROUP = 32  # columns per embedding scale: one scale per row cost SmolLM2 +2 % perplexity on its own

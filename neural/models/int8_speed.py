@@ -117,7 +117,7 @@ def int8_verdicts(shapes: set[tuple[int, int]], prepack: bool, root: Path | None
     """shape -> (int8 wins, why) for each (out, in) shape, from the per-machine record or measured now, for
     two-pass activations (``residual``) or one pass."""
     cache = CacheDir((root if root is not None else load_cache_root()) / "int8-speed")
-    mode = "-two-pass" if residual else "-one-pass"
+    mode = "-two-pass" if residual else "-one-pass-w7a8"  # a new name when what a mode times changes
     name = f"{machine_key()}-{'prepack' if prepack and onednn_available() else 'mkl'}{mode}-cold.json"
     record = cache.read_json(name) or {"shapes": {}}
     measured = False

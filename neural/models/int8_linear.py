@@ -57,7 +57,9 @@ def linear_residual(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
             kept = torch.fake_quantize_per_tensor_affine(x, scale, ACT_ZERO, 0, ACT_ZERO + ACT_LEVELS)
             rows = torch.cat((x, torch.sub(x, kept).mul_(_GAIN)))
             return torch.mm(_COMBINE, _given_scale(rows, scale, ACT_ZERO, pieces))
-        row_max = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True).clamp_min_(1e-30)
+        # abs().amax, not vector_norm(inf): same values, 8 vs 117 us at 16 x 4864 (vector_norm was a tenth of a
+        # 16-stream int8 step of the 0.5B)
+        row_max = x.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
         steps = x * (ACT_LEVELS / row_max)
         lost = steps - steps.round()
         y = _given_scale(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, ACT_ZERO, pieces)
@@ -82,7 +84,7 @@ def linear_one_pass(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
         if x.shape[0] == 1:  # a decode row: its own range is the call's
             low, high = torch.aminmax(x)
             return _given_scale(x, max(-float(low), float(high), 1e-30) / FAST_LEVELS, FAST_ZERO, pieces)
-        row_max = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True).clamp_min_(1e-30)
+        row_max = x.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
         return _given_scale(x / row_max, 1.0 / FAST_LEVELS, FAST_ZERO, pieces).mul_(row_max)
 
 

@@ -79,12 +79,21 @@ def streams(engine: Engine, prompts: list[str], tokens: int) -> float:
 
 
 def rss_child(model: str, quantization: str, threads: int) -> None:  # quantization: "none" or an int8 mode
-    """Child mode: build one engine, run a short request, print its memory as JSON."""
+    """Child mode: build one engine, run a short request, print its memory as JSON: the process's resident and
+    peak, what it held before the engine was built (torch and the modules imported), and the KV cache pool,
+    which both sides allocate at the same size."""
+    before = _status_mb()["VmRSS"]
     engine = Engine(EngineConfig(model=model, quantization=quantization, num_threads=threads))
     engine.generate(chat(engine, "Hello"), SamplingParams(max_tokens=8, ignore_eos=True))
+    mb = _status_mb()
+    kv = engine.runner.kv_cache
+    print(json.dumps({"rss_mb": mb["VmRSS"], "peak_mb": mb["VmHWM"], "runtime_mb": before,
+                      "kv_mb": kv.numel() * kv.element_size() / 2**20}))
+
+
+def _status_mb() -> dict[str, float]:
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-    mb = {k: int(status[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM")}
-    print(json.dumps({"rss_mb": mb["VmRSS"], "peak_mb": mb["VmHWM"]}))
+    return {k: int(status[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM")}
 
 
 def measure_rss(model: str, threads: int, int8_mode: str) -> dict[str, dict]:
@@ -170,6 +179,10 @@ def main() -> None:
         r32, r8 = rss["none"]["rss_mb"], rss["int8"]["rss_mb"]
         print(f"resident memory after a short request: fp32 {r32:.0f} MB (peak {rss['none']['peak_mb']:.0f}), "
               f"int8 {r8:.0f} MB (peak {rss['int8']['peak_mb']:.0f}): int8/fp32 {r8 / r32:.2f}")
+        # the model's own share: less the runtime before loading and the KV pool (the same on both sides)
+        m32, m8 = (rss[s]["rss_mb"] - rss[s]["runtime_mb"] - rss[s]["kv_mb"] for s in ("none", "int8"))
+        print(f"model resident (less the {rss['none']['runtime_mb']:.0f} MB runtime and the {rss['none']['kv_mb']:.0f} "
+              f"MB KV pool): fp32 {m32:.0f} MB, int8 {m8:.0f} MB: int8/fp32 {m8 / m32:.2f}")
     k1, k16 = "one stream", f"{args.concurrent} streams"
     for kind in (k1, k16):
         print(f"best of {repeat}, {kind}: fp32 {best[('none', kind)]:.2f} tok/s, int8 {best[('int8', kind)]:.2f} tok/s")

@@ -268,6 +268,7 @@ def test_report_ends_with_the_ratios_and_names_missed_targets(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--tree", "/nonexistent-tree"], "no neural/engine.py there"),
     (["--tokens", "1"], "--tokens must be >= 2"),
+    (["--prompt-tokens", "0"], "--prompt-tokens >= 1"),
     (["--quantization", "fp8"], "invalid choice: 'fp8'"),
 ])
 def test_one_stream_bad_arguments_are_usage_errors(argv, message, capsys):

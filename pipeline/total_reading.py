@@ -96,12 +96,13 @@ def written_as_rate(answer: str, mention: ValueMention) -> bool:
 
 def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
                  rulebase: Any) -> list[tuple[Claim, ValueMention]]:
-    """Claims of the best-named computing goals' premises for the values no other reader placed: a value whose
-    own clause names one fitting premise better than the others (any word of its name will do among the few
-    premises of one goal: "the EUR 250 travel fee" says "travel fee per on-site visit"), else a value written as a rate that exactly one premise fits by type, else -- once the others are
-    read -- the one premise of its type no other value took ("3 hours at EUR 95 per hour plus the EUR 250 travel
-    fee": the fee's clause names its premise, so the hourly rate is the other). Never a value the question
-    states or the answer negates."""
+    """Claims of the best-named computing goals' premises for the values no other reader placed:
+    - a value whose own clause names one fitting premise better than the others (any word of its name will do
+      among the few premises of one goal: "the EUR 250 travel fee" says "travel fee per on-site visit");
+    - else a value written as a rate that exactly one premise fits by type;
+    - else, once the others are read, the one premise of its type no other value took ("3 hours at EUR 95 per
+      hour plus the EUR 250 travel fee": the fee's clause names its premise, so the hourly rate is the other).
+    Never a value the question states or the answer negates."""
     candidates = [c for g in computing_goals(focus) for c in _premises(g, rulebase)]
     out: list[tuple[Claim, ValueMention]] = []
     pending: list[tuple[ValueMention, list[tuple[Any, tuple]]]] = []

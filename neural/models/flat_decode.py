@@ -95,8 +95,9 @@ class FlatDecode:
     def _bind(self, layer, dtype: torch.dtype) -> LayerBinding:
         attn, mlp = layer.self_attn, layer.mlp
         slots = (-1, self.n_kv, self.head_dim)
+        eps = torch.tensor(layer.input_layernorm.eps)
         return LayerBinding(
-            layer.input_layernorm.weight, layer.post_attention_layernorm.weight, torch.tensor(layer.input_layernorm.eps),
+            layer.input_layernorm.weight, layer.post_attention_layernorm.weight, eps,
             rows_fn(attn.qkv_proj, dtype), rows_fn(attn.o_proj, dtype), rows_fn(mlp.gate_up_proj, dtype),
             rows_fn(mlp.down_proj, dtype), attn.k_cache.view(slots), attn.v_cache.view(slots),
             attn.k_cache, attn.v_cache)

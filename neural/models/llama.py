@@ -154,8 +154,8 @@ class LlamaForCausalLM(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata) -> torch.Tensor:
         """Returns final hidden states ``[T, hidden]``; call compute_logits on the rows to sample."""
-        if self.flat_decode is not None and meta.is_decode:
-            return self.flat_decode(input_ids, positions, meta)
+        if self.flat_decode is not None and meta.is_decode:  # the CPU decode step; the module path below is its
+            return self.flat_decode(input_ids, positions, meta)  # reference (tests/test_flat_decode.py)
         x = self.embed_tokens(input_ids)
         residual = None
         rope = rope_cos_sin(self.cos_sin_cache, positions) if self.cpu_fast_path else self.cos_sin_cache

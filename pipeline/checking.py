@@ -49,7 +49,8 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     extract_s = time.perf_counter() - t
     t = time.perf_counter()
     verification = verifier.verify(claims, facts)
-    reports = relation_reports(verification, facts, passages, values) + check_values(own_mentions(mentions, question), values)
+    reports = relation_reports(verification, facts, passages, values, rulebase) \
+        + check_values(own_mentions(mentions, question), values)
     reports.sort(key=lambda r: r.start)
     violations = violations_of(verification)
     # An answer that only restates the question (eval fp-12) asserts nothing: its values are

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pipeline.context import shares_context
+from pipeline.context import content_terms, shares_context
 from pipeline.crossed_values import crossed_by, label_of
 from pipeline.extraction import SUPERSEDED_CF_FACTOR, EvidenceValue, ValueMention
 from pipeline.types import ClaimReport, Violation
+from pipeline.vocabulary_reading import name_score
 from symbolic.values import Date, Money, Percentage, Quantity
 
 # A value stated by a retrieved passage the answer did not cite is support, but weaker.
@@ -105,19 +106,33 @@ def _fact_text(fact: Any, passages: Sequence[Any]) -> dict:
             "superseded": bool(prov.superseded)}
 
 
-def _value_fallback(claim: Any, values: Sequence[EvidenceValue]) -> tuple[float, str] | None:
+def _value_fallback(claim: Any, values: Sequence[EvidenceValue], rulebase: Any = None) -> tuple[float, str] | None:
     """The rule patterns miss many phrasings (tables, headings carry the subject): a claim the verifier
-    found *nothing* about is still grounded when a passage it cites states its exact value."""
+    found *nothing* about is still grounded when a passage it cites states its exact value -- in a sentence,
+    table row, column or section that says a word of the claimed relation's name, when ``rulebase`` knows the
+    relation. "3 hours" in the LX-500 datasheet's row "Charging time, 0 to 100 % | 3 hours" does not ground
+    "runs on one battery charge for 3 hours" as its runtime per charge (a 0.5B int8-fast answer, verified
+    before this); the row "Runtime per charge | up to 8 hours" does."""
     if not claim.fact.args:
         return None
     value = claim.fact.args[-1]
     hits = [ev for ev in values if ev.doc_id in claim.cited and values_match(value, ev.value)]
+    sig = None if rulebase is None else rulebase.relations.get(claim.fact.relation)
+    if sig is not None:
+        hits = [ev for ev in hits if names_relation(ev, sig)]
     if not hits:
         return None
     ev = sorted(hits, key=lambda e: e.superseded)[0]
     cf = VALUE_FALLBACK_CF * (SUPERSEDED_CF_FACTOR if ev.superseded else 1.0)
     return cf, (f"no pattern read {claim.fact.relation} from the documents, but the cited {ev.doc_id} states "
                 f"the value {ev.text!r} (value match, CF {cf:.2f})")
+
+
+def names_relation(ev: EvidenceValue, sig: Any) -> bool:
+    """Whether the sentence or row stating ``ev``, its table column or its section heading says a word of one of
+    the relation's names."""
+    said = " ".join((ev.context, ev.column.header if ev.column else "", ev.heading))
+    return name_score(sig, frozenset(content_terms(said))) > 0
 
 
 def _support_not_cited(claim: Any, evidence: Sequence[Any]) -> str | None:
@@ -144,15 +159,16 @@ def _has_cjk(text: str) -> bool:
 
 
 def relation_reports(verification: Any, evidence: Sequence[Any], passages: Sequence[Any],
-                     values: Sequence[EvidenceValue] = ()) -> list[ClaimReport]:
+                     values: Sequence[EvidenceValue] = (), rulebase: Any = None) -> list[ClaimReport]:
     """ClaimReports from the verifier's ClaimVerdicts; failing claims carry what the documents state
-    for the same relation (the feedback quotes it)."""
+    for the same relation (the feedback quotes it). ``rulebase``: the relations' names, which a value
+    match must find beside the value (_value_fallback)."""
     reports = []
     for cv in verification.claims:
         claim = cv.claim
         verdict, cf, explanation = cv.verdict, float(cv.cf), cv.explanation
         if verdict == "unsupported":
-            fallback = _value_fallback(claim, values)
+            fallback = _value_fallback(claim, values, rulebase)
             if fallback is not None:
                 cf, how = fallback
                 verdict, explanation = "supported", explanation + "\n" + how

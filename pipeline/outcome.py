@@ -109,7 +109,7 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
     text, claims, hows = _composed(ctx, rulebase, shown, prompts.is_chinese(q))
     facts, values = evidence_for(shown, rulebase, ctx.kb)
     verification = verifier.verify(claims, facts)
-    reports = relation_reports(verification, facts, shown, values)
+    reports = relation_reports(verification, facts, shown, values, rulebase)
     for r in reports:
         r.extractor = "proof"
         r.explanation += "\nproved: " + next((h for c, h in zip(claims, hows) if c.start == r.start), hows[-1])

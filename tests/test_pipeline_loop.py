@@ -163,6 +163,21 @@ def test_bad_input(rulebase, question, options, message):
     assert gen.calls == []
 
 
+def test_a_cited_value_stated_of_something_else_does_not_ground_a_relation_claim(rulebase):
+    # the cited source states "25 days", but of the carry-over, in a sentence that says no word of "annual
+    # leave": a value match would vouch for the wrong attribute (as "3 hours" of an LX-500's charging time
+    # did for its runtime per charge); the draft is withheld, and the same value under a "Leave" heading grounds
+    other = [FakePassage("hr/carry_over.md", "Full-time staff may carry over up to 25 days into the next year.", 0.9)]
+    a, _ = make(rulebase, [GOOD, GOOD, GOOD], other)
+    r = a.ask("How much annual leave?")
+    assert r.status != "verified"
+    assert r.attempts[0].claims[0].verdict == "unsupported" and "value match" not in r.attempts[0].claims[0].explanation
+    headed = [FakePassage("hr/carry_over.md", "Full-time staff may carry over up to 25 days into the next year.", 0.9,
+                          heading_path=["Annual leave"])]
+    r = make(rulebase, [GOOD], headed)[0].ask("How much annual leave?")
+    assert r.status == "verified" and "value match" in r.claims[0].explanation
+
+
 def test_relation_claim_without_evidence_fact_is_grounded_by_cited_value(rulebase):
     # The passage states the value in a form no pattern reads ("25 days per year of leave"): the
     # claim is supported by value match in the cited source only, with a lower CF.

@@ -28,8 +28,8 @@ import torch
 from neural.attention_metadata import AttentionMetadata
 from neural.calibration_text import CALIBRATION_TEXT
 from neural.model_config import ModelConfig
-from neural.models.int8_linear import (FAST_QMAX, QMAX, Int8Embedding, Int8Linear, prepack, quantize_groups,
-                                      quantize_rows, qweight_pieces)
+from neural.models.int8_linear import (Int8Embedding, Int8Linear, prepack, quantize_groups, quantize_rows,
+                                      qweight_pieces, weight_qmax)
 from neural.models.llama import Linear, LlamaForCausalLM
 
 INT8_FORMAT = 4  # bump when what quantize() stores changes meaning: cached int8 states then miss
@@ -187,7 +187,7 @@ def quantize(model: LlamaForCausalLM, setup: Int8Setup, block_size: int) -> dict
     parts = {}
     for name in plan.int8:
         old = cast(Linear, model.get_submodule(name))  # the plan names linear projections only
-        q, scale = quantize_rows(old.weight, QMAX if plan.residual else FAST_QMAX)
+        q, scale = quantize_rows(old.weight, weight_qmax(plan.residual))
         bias = None if old.bias is None else old.bias.detach().float().contiguous()
         state[f"{name}.q"], state[f"{name}.scale"] = q, scale
         if bias is not None:

@@ -13,7 +13,7 @@ from pipeline.answer_check import own_mentions
 from pipeline.extraction import ValueMention
 from pipeline.question import Goal, QuestionFocus, find_entities
 from pipeline.symbolic_answer import asks_a_computation
-from pipeline.vocabulary_reading import best_named, clause_around, clause_terms
+from pipeline.vocabulary_reading import best_named, clause_terms, value_clause
 from symbolic import Claim
 from symbolic import model as m
 from symbolic.terms import compare
@@ -128,9 +128,7 @@ def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
 
 def _named_premise(answer: str, mention: ValueMention, fitting: list[tuple[Any, tuple]]) -> tuple[Any, tuple] | None:
     """The fitting premise the value's own clause names best, when one relation does (with one subject)."""
-    s, e = sentence_around(answer, mention.start)
-    cs, ce = clause_around(answer, mention.start, mention.end)
-    cs, ce = max(cs, s), min(ce, e)
+    _s, _e, cs, ce = value_clause(answer, mention)
     sig = best_named(list({id(sig): sig for sig, _ in fitting}.values()),
                      clause_terms(answer, cs, mention.end, ce), MIN_PREMISE_SCORE)
     chosen = [(f_sig, subject) for f_sig, subject in fitting if f_sig is sig]

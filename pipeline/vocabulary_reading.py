@@ -42,6 +42,14 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
     return left, colon.start() if colon else right
 
 
+def value_clause(answer: str, mention: ValueMention) -> tuple[int, int, int, int]:
+    """(sentence start, end, clause start, end) around a value of ``answer``: its clause, kept inside its
+    sentence."""
+    s, e = sentence_around(answer, mention.start)
+    cs, ce = clause_around(answer, mention.start, mention.end)
+    return s, e, max(cs, s), min(ce, e)
+
+
 _AFTER_RE = re.compile(r"^(?:\s*[A-Za-z0-9%°'’-]+){1,3}|^\s*[^\sA-Za-z]{0,6}")
 
 
@@ -127,9 +135,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     for m in mentions:
         if negated(answer, m.start) or m.value in asked:
             continue
-        s, e = sentence_around(answer, m.start)
-        cs, ce = clause_around(answer, m.start, m.end)
-        cs, ce = max(cs, s), min(ce, e)
+        s, e, cs, ce = value_clause(answer, m)
         terms = clause_terms(answer, cs, m.end, ce)
         sig = best_named([sig for sig in sigs if fits(sig, m.value)], terms, min_score)
         if sig is None:

@@ -50,20 +50,30 @@ def linear_residual(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
     n = x.shape[0]
     with torch._C.DisableTorchFunctionSubclass():
         if n == 1:  # a decode row: its own scale, passed to the kernel as is (fewest ops: 121 calls a step)
-            low, high = torch.aminmax(x)  # one pass, ~2x faster than vector_norm(x, inf) at one 576-wide row
-            scale = max(-float(low), float(high), 1e-30) / ACT_LEVELS  # 0 / 0 never
+            scale = _row_absmax(x) / ACT_LEVELS
             # the first row as the kernel will round it (to nearest, as fbgemm does), so that x minus it is what
             # that rounding loses; the gain a float32 tensor: a Python float costs a dtype conversion (3 dispatches)
             kept = torch.fake_quantize_per_tensor_affine(x, scale, ACT_ZERO, 0, ACT_ZERO + ACT_LEVELS)
             rows = torch.cat((x, torch.sub(x, kept).mul_(_GAIN)))
             return torch.mm(_COMBINE, _given_scale(rows, scale, ACT_ZERO, pieces))
-        # abs().amax, not vector_norm(inf): same values, 8 vs 117 us at 16 x 4864 (vector_norm was a tenth of a
-        # 16-stream int8 step of the 0.5B)
-        row_max = x.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
+        row_max = _rows_absmax(x)
         steps = x * (ACT_LEVELS / row_max)
         lost = steps - steps.round()
         y = _given_scale(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, ACT_ZERO, pieces)
         return torch.add(y[:n], y[n:], alpha=1.0 / RESIDUAL_GAIN).mul_(row_max * (1.0 / ACT_LEVELS))
+
+
+def _row_absmax(x: torch.Tensor) -> float:
+    """The largest magnitude of a one-row ``x``, never 0 (no 0 / 0 scale): aminmax, one pass, ~2x faster than
+    vector_norm(x, inf) at one 576-wide row."""
+    low, high = torch.aminmax(x)
+    return max(-float(low), float(high), 1e-30)
+
+
+def _rows_absmax(x: torch.Tensor) -> torch.Tensor:
+    """Each row's largest magnitude ``[n, 1]``, never 0: abs().amax, not vector_norm(inf), same values, 8 vs 117 us
+    at 16 x 4864 (vector_norm was a tenth of a 16-stream int8 step of the 0.5B)."""
+    return x.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
 
 
 def _given_scale(rows: torch.Tensor, scale: float, zero: int, pieces: Sequence) -> torch.Tensor:
@@ -82,9 +92,8 @@ def linear_one_pass(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
     crush the others. x: 2-D contiguous float32; ``pieces`` as for linear_residual."""
     with torch._C.DisableTorchFunctionSubclass():
         if x.shape[0] == 1:  # a decode row: its own range is the call's
-            low, high = torch.aminmax(x)
-            return _given_scale(x, max(-float(low), float(high), 1e-30) / FAST_LEVELS, FAST_ZERO, pieces)
-        row_max = x.abs().amax(dim=1, keepdim=True).clamp_min_(1e-30)
+            return _given_scale(x, _row_absmax(x) / FAST_LEVELS, FAST_ZERO, pieces)
+        row_max = _rows_absmax(x)
         return _given_scale(x / row_max, 1.0 / FAST_LEVELS, FAST_ZERO, pieces).mul_(row_max)
 
 
@@ -98,6 +107,11 @@ QMAX = 127  # symmetric int8: [-127, 127], zero point 0 (fbgemm's per-channel we
 # 2.5 s in 32k-row pieces and 1.8 s in 8k-row ones (2-core machine, loaded). Wider weights are packed in pieces
 # whose outputs are concatenated; each piece re-quantizes the activations, negligible next to its GEMM.
 PACK_ROWS = 16384
+
+
+def weight_qmax(residual: bool) -> int:
+    """The weights' range for an activation mode: two passes keep 8 bits, one pass needs 7 (FAST_QMAX)."""
+    return QMAX if residual else FAST_QMAX
 
 
 def quantize_rows(weight: torch.Tensor, qmax: int = QMAX) -> tuple[torch.Tensor, torch.Tensor]:
@@ -153,7 +167,7 @@ class Int8Linear(nn.Module):
 
     @classmethod
     def from_float(cls, weight: torch.Tensor, bias: torch.Tensor | None = None, residual: bool = True) -> "Int8Linear":
-        q, scale = quantize_rows(weight, QMAX if residual else FAST_QMAX)
+        q, scale = quantize_rows(weight, weight_qmax(residual))
         return cls(q, scale, bias, residual=residual)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -31,8 +31,9 @@ def holdout_rb():
     return load_rulebase(ROOT / "eval/holdout/rules")
 
 
-def _item(facts: list[tuple], answer: str = "x", language: str = "en", source: str = "gold", i: str = "a") -> ExtractionItem:
-    return ExtractionItem(id=i, question="q?", language=language, answer=answer, source=source,
+def _item(facts: list[tuple], answer: str = "x", language: str = "en", source: str = "gold", i: str = "a",
+          model: str | None = None) -> ExtractionItem:
+    return ExtractionItem(id=i, question="q?", language=language, answer=answer, source=source, model=model,
                           facts=[{"relation": r, "args": a, "value": v, "span": answer} for r, a, v in facts])
 
 
@@ -60,7 +61,7 @@ def test_three_labelled_two_predicted_one_right(rb):
 
 def test_per_extractor_split_and_duplicates_count_once(rb):
     a = _item([("payload", ["ax_200"], "200 kg"), ("warranty_period", ["ax_200"], "24 months")], i="a")
-    b = _item([("battery_runtime", ["lx_500"], "8 hours")], language="zh", source="model", i="b")
+    b = _item([("battery_runtime", ["lx_500"], "8 hours")], language="zh", source="model", i="b", model="m1")
     c = _item([], i="c")   # asserts nothing the rules can express: every claim there is wrong
     recs = [
         _process(rb, a, [_claim("payload", ["ax_200"], "200 kg", "pattern"),
@@ -81,6 +82,7 @@ def test_per_extractor_split_and_duplicates_count_once(rb):
     assert s["duplicate_claims"] == 1
     assert (s["by_language"]["en"]["precision"], s["by_language"]["en"]["recall"]) == (0.6667, 1.0)
     assert (s["by_language"]["zh"]["recall"], s["by_source"]["model"]["fn"]) == (0.0, 1)
+    assert sorted(s["by_model"]) == ["-", "m1"] and s["by_model"]["m1"]["fn"] == 1   # each model's answers apart
     assert (s["answers_without_facts"], s["clean_on_answers_without_facts"]) == (1, 0.0)
 
 
@@ -170,6 +172,7 @@ def test_labelled_set_is_consistent_with_its_rules(name):
     model = [it for it in ds.items if it.source == "model"]
     assert len(model) >= 25 and {it.language for it in model} == {"en", "zh"}
     assert len({it.answer for it in model}) == len(model)                       # deduplicated
+    assert {it.model for it in model} <= {"smollm2-135m", "qwen2.5-coder-0.5b"}   # each names its writer
     assert all(it.id.split("/")[0] in {json.loads(x)["id"] for x in eval_set.read_text(encoding="utf-8").splitlines()}
                for it in model)
     assert sum(not it.facts for it in ds.items) >= 5                            # precision is measured too

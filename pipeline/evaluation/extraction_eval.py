@@ -40,6 +40,9 @@ class ExtractionItem(BaseModel):
     language: Literal["en", "zh"]
     answer: str = Field(min_length=1)
     source: Literal["gold", "model"]
+    # which model wrote a ``model`` answer (``smollm2-135m``, ``qwen2.5-coder-0.5b``): reported apart, as the
+    # two word their answers differently
+    model: str | None = None
     facts: list[LabelledFact]
 
 
@@ -243,7 +246,8 @@ class ExtractionProcessor:
         facts = [{"relation": f.relation, "args": f.args, "value": f.value, "span": f.span,
                   "found": k in found, "by": found.get(k)} for k, f in labelled.items()]
         tp = len(found)
-        return {"id": item.id, "language": item.language, "source": item.source, "question": item.question,
+        return {"id": item.id, "language": item.language, "source": item.source, "model": item.model or "-",
+                "question": item.question,
                 "answer": item.answer, "facts": facts, "claims": claims,
                 "tp": tp, "fp": sum(e["fp"] for e in by_extractor.values()), "fn": len(labelled) - tp,
                 "by_extractor": dict(by_extractor), "relation_claims": sum(r["scored"] for r in claims),
@@ -286,6 +290,6 @@ def extraction_summary(records: list[dict]) -> dict:
                                   "recall": _ratio(e["tp"], labelled)} for name, e in sorted(per.items())}
     out["unscored_claims"] = sum(not c["scored"] for r in records for c in r["claims"])
     out["duplicate_claims"] = sum(c["duplicate"] and c["scored"] for r in records for c in r["claims"])
-    for fld in ("language", "source"):
+    for fld in ("language", "source", "model"):
         out[f"by_{fld}"] = by_field(records, fld, extraction_group)
     return out

@@ -1,10 +1,11 @@
 """All the claims read from one answer, reader by reader: rule-file patterns, the question's focus, the rule
-vocabulary, the model (opt-in), corrections, entity pairs, relations carried over to coordinated clauses."""
+vocabulary, ranges of bands, the model (opt-in), corrections, entity pairs, relations carried over to coordinated clauses."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from pipeline.apposition_reading import apposition_pair_claims
+from pipeline.band_reading import band_claims
 from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
@@ -18,7 +19,7 @@ from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
                 *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
     """Pattern claims and value mentions, then the values no pattern read placed by the question's focus,
-    the vocabulary, a computing question's total and the rates beside it and (``lm_extraction``) the model,
+    the vocabulary, a band's range and value, a computing question's total and the rates beside it and (``lm_extraction``) the model,
     then corrections of the question's premise, entity pairs (same clause, appositive, word order) and
     relations carried over to gapped clauses, each reader
     skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
@@ -37,6 +38,10 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
               if by_focus.get(id(m)) != c.fact.relation]
     claims += [c for c, _m in placed]
     left = _unplaced(left, placed)
+    banded = band_claims(answer, mentions, focus, rulebase)
+    claims += [c for c, _ms in banded]
+    read = {id(m) for _c, ms in banded for m in ms}
+    left = [m for m in left if id(m) not in read]
     totals = total_claims(answer, left, focus, rulebase) if left else []
     placed = totals + (input_claims(answer, _unplaced(left, totals), focus, rulebase) if totals else [])
     claims += [c for c, _m in placed]

@@ -44,10 +44,20 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
 
 def value_clause(answer: str, mention: ValueMention) -> tuple[int, int, int, int]:
     """(sentence start, end, clause start, end) around a value of ``answer``: its clause, kept inside its
-    sentence."""
+    sentence. A value alone in brackets annotates the words before them ("the largest tank (310 L)"): its
+    clause starts where the clause before the bracket does."""
     s, e = sentence_around(answer, mention.start)
     cs, ce = clause_around(answer, mention.start, mention.end)
+    if 0 < cs <= mention.start and answer[cs - 1] in "(（" and _alone_in_brackets(answer, cs, ce, mention):
+        cs = clause_around(answer, cs - 1, cs - 1)[0]
     return s, e, max(cs, s), min(ce, e)
+
+
+def _alone_in_brackets(answer: str, cs: int, ce: int, mention: ValueMention) -> bool:
+    """The bracketed ``cs:ce`` holds the value and no word of three letters or a CJK character beside it
+    ("(310 L)", "(c. 5 %)"; not "(its battery is covered for 12 months)")."""
+    rest = answer[cs:mention.start] + answer[mention.end:ce]
+    return ce < len(answer) and answer[ce] in ")）" and not re.search(r"[A-Za-z]{3,}|[\u4e00-\u9fff]", rest)
 
 
 _AFTER_RE = re.compile(r"^(?:\s*[A-Za-z0-9%°'’-]+){1,3}|^\s*[^\sA-Za-z]{0,6}")

@@ -189,3 +189,12 @@ def test_an_alternative_after_or_is_not_the_value_of_the_name_before_it(rb):
     assert _values(rb, q, "零件保修为整机剩余质保或 3 个月。") == []
     # the value before "or" keeps its clause
     assert _values(rb, q, "The AX-200's robot warranty is 24 months or more.") == ["warranty_period(ax_200, 24 months)"]
+
+
+def test_a_value_alone_in_brackets_is_read_with_the_words_before_them(rb):
+    assert _values(rb, "What about the LX-500?", "The LX-500's list price (EUR 52,000) excludes VAT.") == [
+        "list_price(lx_500, 52000 EUR)"]
+    assert _values(rb, "What about the LX-500?", "The LX-500 has a battery warranty（18 个月）.") == [
+        "battery_warranty(lx_500, 18 months)"]
+    # a bracket that says more is a clause of its own: the words before it qualify nothing there
+    assert _values(rb, "What about the LX-500?", "The LX-500 has a list price (set in 2024 at EUR 52,000).") == []

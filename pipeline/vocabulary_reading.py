@@ -86,12 +86,31 @@ def best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, sai
     scored = sorted(((name_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
     if not scored:
         return None
-    best, sig = scored[0]
+    best = scored[0][0]
     if said_by_syntax and len(scored) == 1:
         best = 1.0
-    if best < min_score or (len(scored) > 1 and scored[1][0] == best):
+    if best < min_score:
         return None
-    return sig
+    tied = [sig for score, sig in scored if score == scored[0][0]]
+    # "the rated payload is 200 kg" says all of "rated payload" and of "rated payload of the datasheet" (its id's
+    # words): a name said without the words that qualify another means the relation they qualify, and with
+    # them the qualified one.
+    tied = [x for x in tied if not any(y is not x and _outnamed(x, y, terms) for y in tied)]
+    return tied[0] if len(tied) == 1 else None
+
+
+def _outnamed(sig: Any, other: Any, terms: frozenset[str]) -> bool:
+    """One relation's name is the other's with words added: ``sig`` is outnamed when ``terms`` say the added
+    words and ``sig`` is the shorter, or do not say them and ``sig`` is the longer."""
+    for a in relation_names(sig):
+        aw = set(content_terms(a))
+        for b in relation_names(other):
+            bw = set(content_terms(b))
+            if aw and aw < bw:
+                return any(_said(w, terms) for w in bw - aw)
+            if bw and bw < aw:
+                return not any(_said(w, terms) for w in aw - bw)
+    return False
 
 
 def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
@@ -138,12 +157,12 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     # any arity whose arguments before the value are entities of distinct types ("purchase limit of a grade
     # at a site"): each is found as a subject of its own type
     sigs = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and _distinct_entity_types(sig)]
-    asked = [v for v, *_ in find_values(focus.question)]
+    asked = _asked_values(focus.question, rulebase)
     # An answer to a computing question states results too ("so the fuel surcharge is EUR 112"): there
     # only a value whose clause names the whole of a relation's name is read.
     min_score = 1.0 if asks_a_computation(focus.question, focus) else MIN_CLAUSE_SCORE
     for m in mentions:
-        if negated(answer, m.start) or m.value in asked:
+        if negated(answer, m.start):
             continue
         s, e, cs, ce = value_clause(answer, m)
         terms = clause_terms(answer, cs, m.end, ce)
@@ -153,8 +172,23 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         in_sentence = find_entities(answer[s:e], rulebase)
         in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
         subjects = [_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
+        # an answer echoing the question's premise reads the question, not the documents; the same value
+        # said of another entity ("the AX-200's payload is 200 kg" to "...the LX-500 carries 200 kg") is a claim
+        echoed = [about for v, about in asked if v == m.value]
+        if echoed and any(not about or about & set(subjects) for about in echoed):
+            continue
         if None not in subjects:
             out.append((vocabulary_claim(sig.name, (*subjects, m.value), answer, s, e, m.cited), m))
+    return out
+
+
+def _asked_values(question: str, rulebase: Any) -> list[tuple[Any, set[str]]]:
+    """The question's values, each with the entities its clause names (empty: a value about nothing named)."""
+    entities = find_entities(question, rulebase)
+    out = []
+    for value, _kind, start, end in find_values(question):
+        cs, ce = clause_around(question, start, end)
+        out.append((value, {x.entity_id for x in entities if cs <= x.start and x.end <= ce}))
     return out
 
 

@@ -198,3 +198,18 @@ def test_a_value_alone_in_brackets_is_read_with_the_words_before_them(rb):
         "battery_warranty(lx_500, 18 months)"]
     # a bracket that says more is a clause of its own: the words before it qualify nothing there
     assert _values(rb, "What about the LX-500?", "The LX-500 has a list price (set in 2024 at EUR 52,000).") == []
+
+
+def test_a_name_said_without_the_words_qualifying_another_means_the_broader_relation(tmp_path):
+    rb = rulebase_of(RULES + 'relation payload(p: product, m: quantity[kg]) "rated payload"\n'
+                     'relation rated_payload(p: product, m: quantity[kg]) "rated payload of the datasheet"\n', tmp_path)
+    # "rated payload" is all of both names (the second's id words): the unqualified one is meant
+    assert _values(rb, "What about the AX-200?", "The rated payload for AX-200 is 200 kg.") == ["payload(ax_200, 200 kg)"]
+    assert _values(rb, "What about the AX-200?", "The datasheet's rated payload for AX-200 is 200 kg.") == [
+        "rated_payload(ax_200, 200 kg)"]
+
+
+def test_the_questions_value_said_of_another_entity_is_read(rb):
+    q = "Why does the AX-200 cost EUR 52,000 while the LX-500 costs EUR 38,500?"
+    assert _values(rb, q, "It does not: the list price of the AX-200 is EUR 38,500.") == ["list_price(ax_200, 38500 EUR)"]
+    assert _values(rb, q, "The list price of the LX-500 is EUR 38,500.") == []    # the question's own premise

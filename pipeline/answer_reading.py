@@ -1,16 +1,19 @@
 """All the claims read from one answer, reader by reader: rule-file patterns, the question's focus, the rule
-vocabulary, ranges of bands, the model (opt-in), corrections, entity pairs, relations carried over to coordinated clauses."""
+vocabulary, "label: value" pairs, ranges of bands, the model (opt-in), corrections, entity pairs, relations
+carried over to coordinated clauses, links of a rule's chain."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from pipeline.apposition_reading import apposition_pair_claims
 from pipeline.band_reading import band_claims
+from pipeline.chain_reading import chain_claims
 from pipeline.claim_reading import focus_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
 from pipeline.directed_pair_reading import directed_pair_claims
 from pipeline.extraction import extract_claims
+from pipeline.label_reading import label_claims
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.total_reading import input_claims, total_claims
 from pipeline.vocabulary_reading import entity_pair_claims, value_claims
@@ -19,9 +22,10 @@ from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
                 *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
     """Pattern claims and value mentions, then the values no pattern read placed by the question's focus,
-    the vocabulary, a band's range and value, a computing question's total and the rates beside it and (``lm_extraction``) the model,
-    then corrections of the question's premise, entity pairs (same clause, appositive, word order) and
-    relations carried over to gapped clauses, each reader
+    the vocabulary, "label: value" pairs, a band's range and value, a computing question's total and the
+    rates beside it and (``lm_extraction``) the model, then corrections of the question's premise, entity
+    pairs (same clause, appositive, word order), relations carried over to gapped clauses and the third link
+    of a rule's chain whose two others a sentence states, each reader
     skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
     Returns (claims sorted by position, the value mentions no reader placed)."""
     names = [(e.start, e.end) for e in find_entities(answer, rulebase)] if rulebase is not None else []
@@ -38,6 +42,9 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
               if by_focus.get(id(m)) != c.fact.relation]
     claims += [c for c, _m in placed]
     left = _unplaced(left, placed)
+    labelled = label_claims(answer, left, focus, rulebase)
+    claims += [c for c, _m in labelled]
+    left = _unplaced(left, [(c, m) for c, m in labelled if m is not None])
     banded = band_claims(answer, mentions, focus, rulebase)
     claims += [c for c, _ms in banded]
     read = {id(m) for _c, ms in banded for m in ms}
@@ -58,6 +65,7 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     claims += directed_pair_claims(answer, passages, rulebase, claims)
     carried = coordinated_claims(answer, passages, rulebase, claims)
     claims += carried
+    claims += chain_claims(answer, claims, rulebase)
     left = [m for m in left if not any(c.start <= m.start and m.end <= c.end for c in carried)]
     return sorted(claims, key=lambda c: c.start), left
 

@@ -122,8 +122,8 @@ def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
     return frozenset(content_terms(answer[s:end] + (words.group(0) if words else "")))
 
 
-def _subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[EntityMention],
-             focus: QuestionFocus, rulebase: Any) -> str | None:
+def entity_subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[EntityMention],
+                   focus: QuestionFocus, rulebase: Any) -> str | None:
     """The entity the value is about: the clause's nearest one of the type before the value (else after);
     else the sentence's or the question's only one of the type; else the type's only entity."""
     here = [x for x in clause if x.type == etype]
@@ -143,7 +143,7 @@ def vocabulary_claim(relation: str, args: tuple, answer: str, s: int, e: int, ci
     return sentence_claim(relation, args, answer, s, e, cited, "vocabulary", VOCABULARY_CLAIM_CF)
 
 
-def _distinct_entity_types(sig: Any) -> bool:
+def distinct_entity_types(sig: Any) -> bool:
     types = [p.type for p in sig.params[:-1]]
     return len(set(types)) == len(types) and not any(t in VALUE_TYPES for t in types)
 
@@ -151,12 +151,12 @@ def _distinct_entity_types(sig: Any) -> bool:
 def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
                  rulebase: Any) -> list[tuple[Claim, ValueMention]]:
     """Each value whose clause names one relation it fits better than any other (by at least
-    MIN_CLAUSE_SCORE of a name), about a subject found as ``_subject`` says; never a negated value nor one
+    MIN_CLAUSE_SCORE of a name), about a subject found as ``entity_subject`` says; never a negated value nor one
     the question states (an answer echoing the question's premise reads it, not the documents)."""
     out: list[tuple[Claim, ValueMention]] = []
     # any arity whose arguments before the value are entities of distinct types ("purchase limit of a grade
     # at a site"): each is found as a subject of its own type
-    sigs = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and _distinct_entity_types(sig)]
+    sigs = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and distinct_entity_types(sig)]
     asked = _asked_values(focus.question, rulebase)
     # An answer to a computing question states results too ("so the fuel surcharge is EUR 112"): there
     # only a value whose clause names the whole of a relation's name is read.
@@ -171,7 +171,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             continue
         in_sentence = find_entities(answer[s:e], rulebase)
         in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
-        subjects = [_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
+        subjects = [entity_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
         # an answer echoing the question's premise reads the question, not the documents; the same value
         # said of another entity ("the AX-200's payload is 200 kg" to "...the LX-500 carries 200 kg") is a claim
         echoed = [about for v, about in asked if v == m.value]

@@ -1,0 +1,57 @@
+"""Claims a sentence states through a rule's chain, no model: for a goal ``head(?a, ?v) if first(?a, ?b) and
+second(?b, ?v)`` with ``first`` unique ("a city's limit is its tier's"), a sentence claiming two of the three
+links claims the third: "Paris is a Tier 1 city with a limit of EUR 180 per night" states the tier's limit
+and the city's."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+from pipeline.claim_reading import sentence_around, sentence_claim
+from pipeline.vocabulary_reading import VOCABULARY_CLAIM_CF
+from symbolic import Claim
+from symbolic.model import Atom, Var
+
+
+def chains(rulebase: Any) -> list[tuple[str, str, str]]:
+    """(head, first, second) relations of the rule base's two-link chains through a unique relation."""
+    out = []
+    for rule in rulebase.backward_rules:
+        prem = rule.premises
+        if len(prem) != 2 or not all(isinstance(p, Atom) and len(p.args) == 2 for p in (rule.head, *prem)):
+            continue
+        if not all(isinstance(t, Var) for p in (rule.head, *prem) for t in p.args):
+            continue
+        (a, v), (a1, b), (b2, v2) = rule.head.args, prem[0].args, prem[1].args
+        first = rulebase.relations.get(prem[0].relation)
+        if first is not None and first.unique and a == a1 and b == b2 and v == v2 and len({a, b, v}) == 3:
+            out.append((rule.head.relation, prem[0].relation, prem[1].relation))
+    return out
+
+
+def chain_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+    """The third link of each chain whose other two a sentence's claims state, unless claimed already; the
+    second link only where one chain alone concludes the head through the first."""
+    out: list[Claim] = []
+    have = {(c.fact.relation, c.fact.args) for c in claims}
+    found_chains = chains(rulebase)
+    # a head two chains conclude through one first link ("a city's limit is its tier's limit, or its tier's
+    # cap") does not say which second link holds
+    ambiguous = Counter((head, first) for head, first, _second in found_chains)
+    for head, first, second in found_chains:
+        for link in (c for c in claims if c.fact.relation == first):
+            s, e = sentence_around(answer, link.start)
+            subject, middle = link.fact.args
+            for c in claims:
+                if c is link or sentence_around(answer, c.start) != (s, e):
+                    continue
+                if c.fact.relation == head and c.fact.args[0] == subject and ambiguous[head, first] == 1:
+                    found = (second, (middle, c.fact.args[1]))
+                elif c.fact.relation == second and c.fact.args[0] == middle:
+                    found = (head, (subject, c.fact.args[1]))
+                else:
+                    continue
+                if found not in have:
+                    have.add(found)
+                    out.append(sentence_claim(*found, answer, s, e, c.cited, "chain", VOCABULARY_CLAIM_CF))
+    return out

@@ -1,0 +1,67 @@
+"""Relation claims written as "label: value" pairs, no model: "per diem (arrival day): EUR 26", "city tier:
+Tier 1", "电池保修：12 个月": the label names the relation, a bracket after it may name what it is about, and
+the value or entity after the colon is the relation's last argument."""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from pipeline.claim_reading import fits, negated, sentence_around
+from pipeline.context import content_terms
+from pipeline.extraction import ValueMention
+from pipeline.question import EntityMention, QuestionFocus, find_entities
+from pipeline.vocabulary_reading import (MIN_CLAUSE_SCORE, best_named, distinct_entity_types, entity_subject,
+                                         vocabulary_claim)
+from symbolic import Claim
+from symbolic.model import VALUE_TYPES
+
+# A label runs from a clause start to a colon, with at most one bracketed qualifier right before the colon.
+_LABEL_RE = re.compile(r"(?P<label>[^()（）\[\];；,，。.!?！？:：|\n]{2,60}?)\s*"
+                       r"(?:[(（](?P<about>[^()（）\[\]:：]{1,60})[)）])?\s*[:：]\s*")
+
+
+def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
+                 rulebase: Any) -> list[tuple[Claim, ValueMention | None]]:
+    """A claim for each "label (about): X" whose label names, by MIN_CLAUSE_SCORE at least and better than any
+    other, one relation that X (a value of ``mentions``, not negated, or an entity) can end; its subjects
+    are the bracket's entities of their types, else found as ``entity_subject`` says. Returns each claim
+    with the value mention it reads (None for an entity)."""
+    values = {m.start: m for m in mentions}
+    entities = find_entities(answer, rulebase)
+    at = {x.start: x for x in entities}
+    by_value = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and distinct_entity_types(sig)]
+    out: list[tuple[Claim, ValueMention | None]] = []
+    for lm in _LABEL_RE.finditer(answer):
+        terms = frozenset(content_terms(lm.group("label")))
+        about = find_entities(lm.group("about") or "", rulebase)
+        m, x = values.get(lm.end()), at.get(lm.end())
+        if m is not None and not negated(answer, m.start):
+            sig = best_named([s for s in by_value if fits(s, m.value)], terms, MIN_CLAUSE_SCORE)
+            last: Any = m.value
+        elif x is not None:
+            sig = best_named(_entity_valued(rulebase, x.type), terms, MIN_CLAUSE_SCORE)
+            last = x.entity_id
+        else:
+            continue
+        if sig is None:
+            continue
+        s, e = sentence_around(answer, lm.start())
+        in_sentence = [y for y in entities if s <= y.start < e and y is not x]
+        subjects = [_about(p.type, about) or entity_subject(p.type, 0, [], in_sentence, focus, rulebase)
+                    for p in sig.params[:-1]]
+        if None not in subjects:
+            out.append((vocabulary_claim(sig.name, (*subjects, last), answer, s, e, m.cited if m else []), m))
+    return out
+
+
+def _entity_valued(rulebase: Any, etype: str) -> list[Any]:
+    """Two-place relations from another entity type to ``etype`` ("city tier": city -> tier)."""
+    return [sig for sig in rulebase.relations.values()
+            if sig.arity == 2 and sig.params[1].type == etype
+            and sig.params[0].type not in VALUE_TYPES and sig.params[0].type != etype]
+
+
+def _about(etype: str, about: list[EntityMention]) -> str | None:
+    ids = list(dict.fromkeys(x.entity_id for x in about if x.type == etype))
+    return ids[0] if len(ids) == 1 else None
+

@@ -1,0 +1,67 @@
+"""A sentence claiming two links of a rule's chain through a unique relation claims the third; not across
+sentences, not a second link two chains could give, never a claim already read."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.chain_reading import chain_claims, chains
+from pipeline.claim_reading import sentence_claim
+from pipeline_fakes import rulebase_of
+from symbolic.values import Money
+
+RULES = """
+type city "city"
+entity city paris "Paris"
+type tier "tier"
+entity tier tier_1 "Tier 1"
+relation city_tier(c: city, t: tier) "city tier" unique
+relation tier_limit(t: tier, x: money[EUR]) "hotel limit per night"
+relation city_limit(c: city, x: money[EUR]) "hotel limit in a city"
+relation city_region(c: city, t: tier) "region"
+goal CITY "a city's limit is its tier's":
+    city_limit(?c, ?x) if city_tier(?c, ?t) and tier_limit(?t, ?x)
+goal REGION "not unique: no chain":
+    city_limit(?c, ?x) if city_region(?c, ?t) and tier_limit(?t, ?x)
+"""
+TEXT = "Paris is a Tier 1 city with a limit of EUR 180 per night. Berlin is elsewhere."
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
+
+
+def _claim(relation, args, start=0, end=57):
+    return sentence_claim(relation, tuple(args), TEXT, start, end, [], "vocabulary", 0.9)
+
+
+def test_only_two_link_chains_through_a_unique_relation(rb):
+    assert chains(rb) == [("city_limit", "city_tier", "tier_limit")]
+
+
+def test_the_third_link_either_way(rb):
+    eur = Money(180, "EUR")
+    tier = _claim("city_tier", ["paris", "tier_1"])
+    assert [str(c.fact) for c in chain_claims(TEXT, [tier, _claim("tier_limit", ["tier_1", eur])], rb)] == [
+        "city_limit(paris, 180 EUR)"]
+    found = chain_claims(TEXT, [tier, _claim("city_limit", ["paris", eur])], rb)
+    assert [(str(c.fact), c.extractor, c.text) for c in found] == [("tier_limit(tier_1, 180 EUR)", "chain", TEXT[:57])]
+    # all three said: nothing to add
+    assert chain_claims(TEXT, [tier, _claim("city_limit", ["paris", eur]), _claim("tier_limit", ["tier_1", eur])], rb) == []
+
+
+def test_not_across_sentences_nor_another_subject(rb):
+    eur = Money(180, "EUR")
+    tier = _claim("city_tier", ["paris", "tier_1"])
+    assert chain_claims(TEXT, [tier, _claim("tier_limit", ["tier_1", eur], 58, len(TEXT))], rb) == []
+    assert chain_claims(TEXT, [tier, _claim("city_limit", ["berlin", eur])], rb) == []
+
+
+def test_no_second_link_where_two_chains_conclude_the_head(tmp_path):
+    rb = rulebase_of(RULES + 'relation tier_cap(t: tier, x: money[EUR]) "cap"\n'
+                     'goal CAP "or its cap":\n    city_limit(?c, ?x) if city_tier(?c, ?t) and tier_cap(?t, ?x)\n', tmp_path)
+    eur = Money(180, "EUR")
+    tier = _claim("city_tier", ["paris", "tier_1"])
+    assert chain_claims(TEXT, [tier, _claim("city_limit", ["paris", eur])], rb) == []
+    assert [str(c.fact) for c in chain_claims(TEXT, [tier, _claim("tier_cap", ["tier_1", eur])], rb)] == [
+        "city_limit(paris, 180 EUR)"]

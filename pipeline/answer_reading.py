@@ -47,12 +47,14 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     left = _unplaced(left, [(c, m) for c, m in labelled if m is not None])
     banded = band_claims(answer, mentions, focus, rulebase)
     claims += [c for c, _ms in banded]
-    read = {id(m) for _c, ms in banded for m in ms}
-    left = [m for m in left if id(m) not in read]
+    # a band's value may also be the total a computing question asks ("8 %" for "12 robots"): only its
+    # bounds are taken from the totals' reach
+    bounds = {id(m) for _c, (lo, hi, _v) in banded for m in (lo, hi)}
+    left = [m for m in left if id(m) not in bounds]
     totals = total_claims(answer, left, focus, rulebase) if left else []
     placed = totals + (input_claims(answer, _unplaced(left, totals), focus, rulebase) if totals else [])
     claims += [c for c, _m in placed]
-    left = _unplaced(left, placed)
+    left = _unplaced(left, [*placed, *((c, v) for c, (_lo, _hi, v) in banded)])
     if lm_extraction and left:
         placed = lm_claims(generator, context, answer, left, focus, rulebase)
         claims += [c for c, _m in placed]

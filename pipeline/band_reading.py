@@ -49,15 +49,15 @@ def _with_unit_of(lo: Any, hi: Any) -> Any:
 
 
 def band_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                rulebase: Any) -> list[tuple[Claim, list[ValueMention]]]:
+                rulebase: Any) -> list[tuple[Claim, tuple[ValueMention, ValueMention, ValueMention]]]:
     """For each range, the one value of a clause holding it (not a bound, not negated, not one the question
     states) that fits a band relation the clause names (by MIN_CLAUSE_SCORE of a name, and better than any
-    other band relation): the claim, with the three mentions it reads."""
+    other band relation): the claim, with the mentions it reads (lower bound, upper bound, value)."""
     sigs = band_signatures(rulebase)
     if not sigs:
         return []
     asked = [v for v, *_ in find_values(focus.question)]
-    out: list[tuple[Claim, list[ValueMention]]] = []
+    out: list[tuple[Claim, tuple[ValueMention, ValueMention, ValueMention]]] = []
     for lo, hi in ranges(answer, mentions):
         low = _with_unit_of(lo.value, hi.value)
         bounded = [sig for sig in sigs if param_fits(sig.params[0], low) and param_fits(sig.params[1], hi.value)]
@@ -72,6 +72,6 @@ def band_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFo
             if sig is not None:
                 claim = sentence_claim(sig.name, (low, hi.value, m.value), answer, s, e, m.cited, "band",
                                        VOCABULARY_CLAIM_CF)
-                out.append((claim, [lo, hi, m]))
+                out.append((claim, (lo, hi, m)))
                 break
     return out

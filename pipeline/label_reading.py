@@ -8,10 +8,9 @@ from typing import Any, Sequence
 
 from pipeline.claim_reading import fits, negated, sentence_around
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention
-from pipeline.question import EntityMention, QuestionFocus, find_entities
-from pipeline.vocabulary_reading import (MIN_CLAUSE_SCORE, best_named, distinct_entity_types, entity_subject,
-                                         vocabulary_claim)
+from pipeline.extraction import ValueMention, blanked, find_values
+from pipeline.question import EntityMention, QuestionFocus, find_entities, param_fits
+from pipeline.vocabulary_reading import MIN_CLAUSE_SCORE, best_named, entity_subject, vocabulary_claim
 from symbolic import Claim
 from symbolic.model import VALUE_TYPES
 
@@ -24,12 +23,14 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
                  rulebase: Any) -> list[tuple[Claim, ValueMention | None]]:
     """A claim for each "label (about): X" whose label names, by MIN_CLAUSE_SCORE at least and better than any
     other, one relation that X (a value of ``mentions``, not negated, or an entity) can end; its subjects
-    are the bracket's entities of their types, else found as ``entity_subject`` says. Returns each claim
+    are the bracket's entities of their types, else found as ``entity_subject`` says, and its values the
+    question's own. Returns each claim
     with the value mention it reads (None for an entity)."""
     values = {m.start: m for m in mentions}
     entities = find_entities(answer, rulebase)
     at = {x.start: x for x in entities}
-    by_value = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and distinct_entity_types(sig)]
+    by_value = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and _placeable(sig)]
+    stated = [v for v, *_ in find_values(blanked(focus.question, [(x.start, x.end) for x in focus.entities]))]
     out: list[tuple[Claim, ValueMention | None]] = []
     for lm in _LABEL_RE.finditer(answer):
         terms = frozenset(content_terms(lm.group("label")))
@@ -47,11 +48,25 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             continue
         s, e = sentence_around(answer, lm.start())
         in_sentence = [y for y in entities if s <= y.start < e and y is not x]
-        subjects = [_about(p.type, about) or entity_subject(p.type, 0, [], in_sentence, focus, rulebase)
+        subjects = [_stated(p, stated) if p.type in VALUE_TYPES else
+                    _about(p.type, about) or entity_subject(p.type, 0, [], in_sentence, focus, rulebase)
                     for p in sig.params[:-1]]
         if None not in subjects:
             out.append((vocabulary_claim(sig.name, (*subjects, last), answer, s, e, m.cited if m else []), m))
     return out
+
+
+def _placeable(sig: Any) -> bool:
+    """Arguments before the last that a label can place: entities of distinct types, and values the question
+    states ("volume discount: 8 %" to "what do 10 robots cost?" is the discount for 10)."""
+    entity_types = [p.type for p in sig.params[:-1] if p.type not in VALUE_TYPES]
+    return len(set(entity_types)) == len(entity_types)
+
+
+def _stated(param: Any, stated: list[Any]) -> Any:
+    """The question's one value that fits ``param``, else None."""
+    fitting = list(dict.fromkeys(v for v in stated if param_fits(param, v)))
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def _entity_valued(rulebase: Any, etype: str) -> list[Any]:

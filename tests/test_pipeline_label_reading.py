@@ -25,6 +25,7 @@ relation city_tier(c: city, t: tier) "city tier" aka "城市分类"
 relation hotel_limit_for_city(c: city, x: money[EUR]) "hotel limit in a city"
 relation per_diem(d: day, x: money[EUR]) "per diem"
 relation meal_limit(d: day, x: money[EUR]) "meal limit"
+relation stay_limit(c: city, nights: number, x: money[EUR]) "hotel stay limit"
 """
 
 
@@ -66,3 +67,10 @@ def test_the_answer_reader_does_not_read_a_labelled_value_twice(rb):
     q = "What is the per diem on the arrival day?"
     claims, left = read_answer(answer, [], [{"role": "user", "content": q}], parse_question(q, rb), rb)
     assert [str(c.fact) for c in claims] == ["per_diem(arrival, 26 EUR)"] and left == []
+
+
+def test_a_value_argument_is_the_questions_own(rb):
+    answer = "EUR 720 (hotel stay limit: EUR 720)."
+    assert _labels(rb, "What may 4 nights in Paris cost?", answer) == ["stay_limit(paris, 4, 720 EUR)"]
+    # two counts in the question: which one the label's relation takes is not said
+    assert _labels(rb, "What may 4 nights in Paris cost for 2 people?", answer) == []

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
+from pipeline.described import with_described
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
@@ -152,8 +153,12 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     # measured (eval --mode context, 135M budget): shipped set 0.879 -> 0.887, held-out 0.742 -> 0.798
     ctx.candidates = lead_first(focus, ctx.candidates, rulebase)
     t1 = time.perf_counter()
-    if symbolic and rulebase is not None:
+    if rulebase is not None:
         facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
+        # "the robot that can carry 500 kg" is the LX-500 once a fact says so: its goals, the claims read
+        # from its answer and its proof are about that entity
+        ctx.focus = focus = with_described(focus, rulebase, [*rulebase.facts, *facts])
+    if symbolic and rulebase is not None:
         ctx.proof = prove(focus, rulebase, facts)
         if ctx.proof is not None:
             ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)

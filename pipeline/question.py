@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from pipeline.context import content_terms
 from pipeline.extraction import blanked, find_values
@@ -248,17 +248,18 @@ def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
     return _type_fits(sig, types) and _currency_fits(sig, currency)
 
 
-def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6) -> QuestionFocus:
+def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
+                   described: Sequence[EntityMention] = ()) -> QuestionFocus:
     """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
     needs every argument but the last bound by an entity the question names (or by the type's only
-    entity), a last argument whose type fits the question's answer type, and at least ``min_score`` of
-    one of the relation's names in the question."""
+    entity, or one it ``described`` by a value: pipeline.described), a last argument whose type fits the
+    question's answer type, and at least ``min_score`` of one of the relation's names in the question."""
     types = answer_types(question)
     terms = frozenset(content_terms(question))
     focus = QuestionFocus(question, types, terms=terms)
     if rulebase is None:
         return focus
-    focus.entities = find_entities(question, rulebase)
+    focus.entities = sorted([*find_entities(question, rulebase), *described], key=lambda x: x.start)
     by_type: dict[str, list[str]] = {}
     for e in focus.entities:
         by_type.setdefault(e.type, [])

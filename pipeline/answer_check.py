@@ -21,7 +21,7 @@ _POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permi
 # Words of the question that name the kind of answer, not its topic ("how many days", "多少天").
 _ASKING = frozenset("""how many much long what which who whom whose when where why is are does do can may must
 day days week weeks month months year years hour hours minute minutes amount number price cost get there
-need needs required require""".split())
+need needs required require fast quickly soon often far""".split())
 _ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多久|多长")
 # A Chinese character pair holding a function character ("的年" of "…的年终奖") names no topic.
 _ZH_FUNCTION = set("的是了在有和与及或每个这那其之也都就把被对为以于从到")
@@ -118,8 +118,18 @@ VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are cha
 
 def _found_in(topics: set[str], terms: set[str]) -> set[str]:
     """The topic terms ``terms`` hold, a hyphenated one also by its words ("dead-on-arrival" in a section
-    headed "Dead on arrival")."""
-    return {t for t in topics if t in terms or ("-" in t and all(len(w) < 3 or w in terms for w in t.split("-")))}
+    headed "Dead on arrival"), an English one also by another form of its word ("respond": "response")."""
+    return {t for t in topics if t in terms or ("-" in t and all(len(w) < 3 or w in terms for w in t.split("-")))
+            or any(_one_word(t, w) for w in terms)}
+
+
+def _one_word(a: str, b: str) -> bool:
+    """Two forms of one English word: all but the last two letters of the shorter (five at least) begin both
+    ("respond", "response"; "warranty", "warranties"; not "pay", "payload")."""
+    if not (a.isascii() and b.isascii() and a.isalpha() and b.isalpha()):
+        return False
+    stem = min(len(a), len(b)) - 2
+    return stem >= 5 and a[:stem] == b[:stem]
 
 
 def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
@@ -230,9 +240,10 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"
         worded, terse = TOPIC_SHARE[lang]
         if len(own) >= VERBOSE_TERMS[lang]:
-            used, enough = topics & own, len(topics & own) >= worded * len(topics)
+            used = _found_in(topics, own)
+            enough = len(used) >= worded * len(topics)
         else:
-            used = topics & (own | content_terms(_said_about(mentions, evidence)))
+            used = _found_in(topics, own | content_terms(_said_about(mentions, evidence)))
             enough = len(used) >= terse * len(topics)
         if not used:
             return "it shares no word with what the question asks about"

@@ -1,8 +1,10 @@
 """Values said of their neighbour's label: a table or sentence that states two values of one kind under two
 labels ("最高速度（满载）1.5 米/秒", "最高速度（空载）2.0 米/秒") grounds neither value said of the other's label
-("空载时最高速度是 1.5 米/秒")."""
+("空载时最高速度是 1.5 米/秒"), and a table row grounds no value said of another row's label ("4 business hours"
+of the Severity 3 row said of Severity 1)."""
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
@@ -52,3 +54,37 @@ def _label_terms(ev: EvidenceValue) -> set[str]:
     before = ctx[:at]
     cut = max(before.rfind(ch) for ch in ",，;；、:：")
     return content_terms(before[cut + 1:])
+
+
+_FIRST_CELL = re.compile(r"^\s*\|?\s*([^|]*?)\s*\|")
+
+
+def row_label(ev: EvidenceValue) -> str:
+    """The first cell of the table row that states ``ev`` ("" outside a table)."""
+    m = _FIRST_CELL.match(ev.context) if ev.column is not None else None
+    return m.group(1) if m else ""
+
+
+def _names(text: str, label: str) -> bool:
+    return re.search(r"(?<!\w)" + re.escape(label) + r"(?!\w)", text, re.IGNORECASE) is not None
+
+
+def _kin(a: str, b: str) -> bool:
+    """Two row labels of one family: a shared word ("Severity 1", "Severity 3") or a number each ("AX-200")."""
+    return bool(set(a.lower().split()) & set(b.lower().split())) or all(re.search(r"\d", x) for x in (a, b))
+
+
+def other_row_named(said_in: str, ev: EvidenceValue, evidence: Sequence[EvidenceValue]) -> EvidenceValue | None:
+    """A value of another row of ``ev``'s table whose label the answer's sentence ``said_in`` names, while it
+    does not name ``ev``'s own row; None when there is none."""
+    own = row_label(ev)
+    if not own or _names(said_in, own):
+        return None
+    for o in evidence:
+        if o.doc_id != ev.doc_id or o.column is None or ev.column is None or o.column.headers != ev.column.headers:
+            continue
+        label = row_label(o)
+        if label and label.lower() != own.lower() and _kin(label, own) and _names(said_in, label) \
+                and not _names(label, own) and not _names(own, label):
+            return o
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from pipeline.context import content_terms, shares_context
-from pipeline.crossed_values import crossed_by, label_of
+from pipeline.crossed_values import crossed_by, label_of, other_row_named
 from pipeline.extraction import SUPERSEDED_CF_FACTOR, EvidenceValue, ValueMention
 from pipeline.types import ClaimReport, Violation
 from pipeline.vocabulary_reading import name_score
@@ -52,7 +52,8 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
         if m.unit_word:   # "38,500 decibels": only a bare number the source also counts in decibels
             hits = [ev for ev in hits if is_bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower()]
         # a value said of its neighbour's label ("空载 1.5 米/秒" where the table gives 1.5 for 满载) is not grounded
-        crossed = [(ev, other) for ev in hits if (other := crossed_by(m.context, ev, evidence)) is not None]
+        crossed = [(ev, other) for ev in hits
+                   if (other := crossed_by(m.context, ev, evidence) or other_row_named(m.context, ev, evidence))]
         hits = [ev for ev in hits if all(ev is not c for c, _o in crossed)]
         cited = [ev for ev in hits if ev.doc_id in m.cited]
         off_topic = []

@@ -17,7 +17,7 @@ from . import syntax_errors
 from .errors import Location, RuleError, source_line
 from .lint import lint_text
 from .syntax_errors import syntax_error as _syntax_error
-from .values import CURRENCIES, UNIT_ALIASES, UNITS, Date, Duration, Money, Percentage, Quantity, canonical_currency, \
+from .values import CURRENCIES, TIME_DIMENSIONS, UNIT_ALIASES, UNITS, Date, Duration, Money, Percentage, Quantity, canonical_currency, \
     canonical_unit, parse_value
 
 @dataclass
@@ -114,7 +114,7 @@ class _Build(Transformer):
             return m.Const(float(num), self.loc(num))
         u = canonical_unit(str(unit))
         if u in UNITS:
-            cls = Duration if UNITS[u][0] in {"time", "calendar", "workday"} else Quantity
+            cls = Duration if UNITS[u][0] in TIME_DIMENSIONS else Quantity
             return m.Const(cls(float(num), u), self.loc(num))
         if canonical_currency(str(unit)) in CURRENCIES:
             return m.Const(Money(float(num), str(unit)), self.loc(num))

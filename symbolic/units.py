@@ -5,6 +5,8 @@ from __future__ import annotations
 UNITS: dict[str, tuple[str, float]] = {
     "minute": ("time", 1 / 1440), "hour": ("time", 1 / 24), "day": ("time", 1.0), "week": ("time", 7.0),
     "month": ("calendar", 1.0), "year": ("calendar", 12.0), "workday": ("workday", 1.0),
+    # an SLA's "8 business hours" counts office hours only: no fixed number of clock hours
+    "business hour": ("business_time", 1.0),
     "g": ("mass", 0.001), "kg": ("mass", 1.0), "t": ("mass", 1000.0),
     "mm": ("length", 0.001), "cm": ("length", 0.01), "m": ("length", 1.0), "km": ("length", 1000.0),
     "m/s": ("speed", 1.0), "km/h": ("speed", 1 / 3.6),
@@ -14,7 +16,7 @@ UNITS: dict[str, tuple[str, float]] = {
     # Celsius is an interval scale: only equality and ordering are meaningful, never conversion.
     "°c": ("temperature", 1.0),
 }
-TIME_DIMENSIONS = {"time", "calendar", "workday"}
+TIME_DIMENSIONS = {"time", "calendar", "workday", "business_time"}
 _DAYS_PER_MONTH = 30.436875  # only for ordering a month against days, never for equality
 
 UNIT_ALIASES: dict[str, str] = {
@@ -27,6 +29,8 @@ UNIT_ALIASES: dict[str, str] = {
     "years": "year", "yr": "year", "yrs": "year", "年": "year",
     "workdays": "workday", "working day": "workday", "working days": "workday", "business day": "workday",
     "business days": "workday", "工作日": "workday", "个工作日": "workday",
+    "business hours": "business hour", "working hour": "business hour", "working hours": "business hour",
+    "工作小时": "business hour", "个工作小时": "business hour",
     "kilogram": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "gram": "g", "grams": "g", "克": "g",
     "tonne": "t", "tonnes": "t", "吨": "t",
     "meter": "m", "meters": "m", "metre": "m", "metres": "m", "米": "m", "公里": "km", "千米": "km",

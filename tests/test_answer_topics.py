@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from symbolic import load_rulebase
+from pipeline.answer_check import _one_word
 from pipeline_fakes import FakePassage, answer_gap_for
 
 BUDGET = FakePassage("hr/remote_work.md", "Each eligible employee receives a one-time home-office equipment budget of "
@@ -128,3 +129,14 @@ def test_a_worked_examples_figure_answers_only_the_examples_case(rb):
                         heading_path=["Driver allowances", "5. Examples"])
     assert "worked example" in gap(rb, "What is the daily allowance for drivers in Poland?",
                                    "The daily allowance for drivers in Poland is EUR 135 [1].", trips)
+
+
+def test_another_form_of_a_questions_word_and_how_fast_count_as_said(rb):
+    sla = FakePassage("support/sla.md", "| Severity | Premium Support |\n|---|---|\n| Severity 3 | 4 business hours |",
+                      0.9)
+    question = "How fast does Northwind respond to a Severity 3 ticket under Premium Support?"
+    answer = "Under Premium Support a Severity 3 ticket gets a response within 4 business hours [1]."
+    assert gap(rb, question, answer, sla) is None
+    # too few letters in common: another word
+    assert [_one_word(a, b) for a, b in (("respond", "response"), ("warranty", "warranties"), ("pay", "payload"),
+                                         ("process", "procurement"), ("出差", "出差"))] == [True, True, False, False, False]

@@ -2,7 +2,7 @@
 state two values of one kind under two labels."""
 from __future__ import annotations
 
-from pipeline.crossed_values import crossed_by
+from pipeline.crossed_values import crossed_by, other_row_named
 from pipeline.extraction import extract_evidence
 from pipeline.grounding import check_values
 from pipeline.extraction import find_values, ValueMention
@@ -61,3 +61,24 @@ def test_a_same_row_neighbour_does_not_change_how_other_rows_are_compared():
     [ax_robot] = [e for e in ev if e.text == "24 months"]
     assert crossed_by("The LX-500 warranty from delivery is 24 months.", ax_robot, ev) is None
     assert crossed_by("The LX-500 warranty from acceptance is 24 months.", ax_robot, ev).text == "36 months"
+
+
+SLA = FakePassage("support/sla.md", "| Severity | Standard Support | Premium Support |\n|---|---|---|\n"
+                  "| Severity 1 | 1 hour, 24/7 | 30 minutes, 24/7 |\n| Severity 2 | 4 hours, 24/7 | 2 hours, 24/7 |\n"
+                  "| Severity 3 | 8 business hours | 4 business hours |\n", 0.9)
+
+
+def test_a_row_grounds_no_value_said_of_another_rows_label():
+    ev = _evidence(SLA)
+    four = next(e for e in ev if e.text == "4 business hours")
+    assert other_row_named("A Severity 1 ticket gets a response within 4 business hours.", four, ev) is not None
+    assert other_row_named("A Severity 3 ticket gets a response within 4 business hours.", four, ev) is None
+    assert other_row_named("Premium Support responds within 4 business hours.", four, ev) is None  # no row named
+    # "Severity 1" in "Severity 10" is no mention of it
+    assert other_row_named("A Severity 10 ticket gets a response within 4 business hours.", four, ev) is None
+    [report] = check_values([_mention("A Severity 1 ticket gets a response within 4 business hours.",
+                                      "4 business hours")], ev)
+    assert report.verdict == "unsupported"
+    [report] = check_values([_mention("A Severity 3 ticket gets a response within 4 business hours.",
+                                      "4 business hours")], ev)
+    assert report.verdict == "supported"

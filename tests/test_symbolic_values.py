@@ -13,6 +13,7 @@ from symbolic.values import Date, Duration, Money, Percentage, Quantity, parse_v
     ("¥500", "500 元"), ("5,000 元", "CNY 5000"), ("1.2万元", "12,000 元"), ("10%", "百分之十"),
     ("10 percent", "10 %"), ("2024-03-01", "March 1, 2024"), ("2024年3月1日", "1 March 2024"),
     ("二十五天", "25 days"), ("两个月", "2 months"), ("10 working days", "十个工作日"),
+    ("4 business hours", "4 working hours"), ("3 个工作小时", "3 business hours"),
 ])
 def test_equal_after_normalisation(a, b):
     assert parse_value(a) == parse_value(b)
@@ -21,6 +22,7 @@ def test_equal_after_normalisation(a, b):
 
 @pytest.mark.parametrize("a,b", [
     ("1 month", "30 days"), ("$500", "¥500"), ("10%", "10"), ("5 workdays", "5 days"), ("2 weeks", "15 days"),
+    ("4 business hours", "4 hours"), ("4 business hours", "4"),   # office hours: no fixed count of clock hours
 ])
 def test_not_equal(a, b):
     assert parse_value(a) != parse_value(b)
@@ -35,6 +37,8 @@ def test_types_and_values():
     assert parse_value("25") == Quantity(25) == 25
     assert parse_value("5 kg") == Quantity(5000, "g")
     assert Quantity(25, "day") == parse_value("25 days")  # the contract's spelling
+    assert value_type(parse_value("8 business hours")) == "duration" and str(parse_value("8 business hours")) == \
+        "8 business hours"
 
 
 def test_ordering_and_conversion():

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pipeline.extraction import blanked, find_values
-from pipeline.question import Goal, QuestionFocus, asks_two, sole_entities
+from pipeline.question import Goal, QuestionFocus, asks_two, relation_names, sole_entities
 from symbolic import BackwardChainer, Fact, Node, Provenance
 from symbolic.cf import THRESHOLD
 from symbolic.explain import how_text
@@ -89,6 +89,17 @@ def _names_used(goal: Goal, focus: QuestionFocus) -> int:
                                   if i not in goal.implied and isinstance(a, str) and a in named)
 
 
+def _phrased(sig: Any, question: str) -> bool:
+    """One of the relation's names appears whole in ``question``, its words together."""
+    text = " ".join(question.lower().split())
+    for name in (" ".join(n.lower().split()) for n in relation_names(sig)):
+        # Chinese writes no spaces: a name's characters anywhere in a row are the name
+        if name in text if re.search(r"[\u4e00-\u9fff]", name) else \
+                re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text):
+            return True
+    return False
+
+
 def current_evidence(evidence: Sequence[Fact], rulebase: Any) -> list[Fact]:
     """The evidence a proof may rest on: a superseded document's fact about a subject that a current document
     also states is left out (current over superseded), so a total is never mixed from old and new rates."""
@@ -119,7 +130,11 @@ def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_
     # among equally named relations, those using the most of what the question names: "10 AX-200 robots …
     # after the volume discount" asks the order's price, not the discount alone
     most = max(_names_used(g, focus) for g in best)
-    for goal in (g for g in best if _names_used(g, focus) == most):
+    best = [g for g in best if _names_used(g, focus) == most]
+    # and those the question names as a phrase: "the battery warranty on the robot" asks the battery warranty,
+    # though "robot" and "warranty" make the robot warranty's name too
+    phrased = [g for g in best if _phrased(rulebase.relations[g.relation], focus.question)]
+    for goal in phrased or best:
         nodes = _proved(chainer, goal)
         if not nodes:
             continue

@@ -385,3 +385,18 @@ def test_a_relation_named_only_in_another_language_is_not_judged_by_its_names(tm
     claims, mentions = extract_claims("全职员工年假25天[1]。", [], rb)
     assert [c.fact.relation for c in claims] == ["leave"]
     assert answer_gap("全职员工年假25天[1]。", parse_question("全职员工有多少天年假？", rb), claims, mentions, rb) is None
+
+
+def test_of_two_equally_named_goals_the_one_the_question_names_as_a_phrase_is_proved(tmp_path):
+    rb = rulebase_of(RULES + 'relation robot_warranty(p: product, d: duration[month]) "robot warranty"\n'
+                     'relation battery_warranty(p: product, d: duration[month]) "battery warranty" aka "电池保修"\n'
+                     'fact robot_warranty(lx_500, 36 months)\nfact battery_warranty(lx_500, 18 months)\n', tmp_path)
+    # "robot" and "warranty" name the robot warranty as fully as "battery warranty" names the battery's
+    focus = parse_question("How long is the battery warranty on the LX-500 robot?", rb)
+    assert {g.relation for g in focus.goals} >= {"robot_warranty", "battery_warranty"}
+    for q in ("How long is the battery warranty on the LX-500 robot?", "LX-500 机器人的电池保修多久？"):
+        focus = parse_question(q, rb)
+        proof = prove(focus, rb, [])
+        assert proof is not None and (proof.goal.relation, str(proof.value)) == ("battery_warranty", "18 months"), q
+    # neither named as a phrase: the two proofs disagree, no answer
+    assert prove(parse_question("How long does the warranty of the LX-500 robot battery run?", rb), rb, []) is None

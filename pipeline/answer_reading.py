@@ -16,7 +16,7 @@ from pipeline.extraction import extract_claims
 from pipeline.label_reading import label_claims
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.total_reading import input_claims, total_claims
-from pipeline.vocabulary_reading import entity_pair_claims, value_claims
+from pipeline.vocabulary_reading import best_named_claims, entity_pair_claims, value_claims
 
 
 def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
@@ -32,6 +32,7 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     claims, mentions = extract_claims(answer, passages, rulebase, names)
     if rulebase is None or not rulebase.relations:
         return claims, mentions
+    claims = best_named_claims(claims, rulebase)
     placed = focus_claims(answer, mentions, focus, rulebase) if mentions else []
     claims += [c for c, _m in placed]
     by_focus = {id(m): c.fact.relation for c, m in placed}

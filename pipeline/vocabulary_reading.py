@@ -192,6 +192,23 @@ def _asked_values(question: str, rulebase: Any) -> list[tuple[Any, set[str]]]:
     return out
 
 
+def best_named_claims(claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+    """Of claims that read one value of one subject as different relations from overlapping spans (two rule
+    patterns matching one sentence), those whose relation their span names best: "AX-200 电池保修期为 18 个月"
+    states the battery warranty ("电池保修"), not the robot's ("整机保修"), though "{product} ... 保修期" matches."""
+    def named(c: Claim) -> float:
+        sig = rulebase.relations.get(c.fact.relation)
+        return name_score(sig, frozenset(content_terms(c.text))) if sig is not None else 0.0
+
+    out = []
+    for c in claims:
+        rivals = [o for o in claims if o.fact.relation != c.fact.relation and o.fact.args[:-1] == c.fact.args[:-1]
+                  and o.fact.args[-1:] == c.fact.args[-1:] and o.start < c.end and c.start < o.end]
+        if not rivals or named(c) >= max(named(o) for o in rivals):
+            out.append(c)
+    return out
+
+
 def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
     """The two-place relations between two distinct entity types, by (subject type, object type)."""
     pairs: dict[tuple[str, str], list[Any]] = {}

@@ -213,3 +213,16 @@ def test_the_questions_value_said_of_another_entity_is_read(rb):
     q = "Why does the AX-200 cost EUR 52,000 while the LX-500 costs EUR 38,500?"
     assert _values(rb, q, "It does not: the list price of the AX-200 is EUR 38,500.") == ["list_price(ax_200, 38500 EUR)"]
     assert _values(rb, q, "The list price of the LX-500 is EUR 38,500.") == []    # the question's own premise
+
+
+def test_of_two_patterns_reading_one_value_the_relation_its_span_names_best_is_kept(tmp_path):
+    from pipeline.vocabulary_reading import best_named_claims
+    rb = rulebase_of(RULES + 'pattern P_ANY: "{product} ... warranty is {d:duration}" -> warranty_period(product, d)\n'
+                     'pattern P_BAT: "{product} ... battery warranty is {d:duration}" -> battery_warranty(product, d)\n',
+                     tmp_path)
+    claims, _m = extract_claims("The AX-200 battery warranty is 12 months.", [], rb)
+    assert sorted(c.fact.relation for c in claims) == ["battery_warranty", "warranty_period"]
+    assert [str(c.fact) for c in best_named_claims(claims, rb)] == ["battery_warranty(ax_200, 12 months)"]
+    # one pattern alone, or two values: nothing to choose between
+    claims, _m = extract_claims("The AX-200 robot warranty is 24 months.", [], rb)
+    assert [str(c.fact) for c in best_named_claims(claims, rb)] == ["warranty_period(ax_200, 24 months)"]

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from pipeline.answer_scope import (about_another, asked_attribute, asked_entities, cited_evidence, drops_a_negation,
                                    from_an_example, relation_terms, repeats_itself)
-from pipeline.context import content_terms
+from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
 from pipeline.prompts import is_chinese
@@ -114,22 +114,6 @@ def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
 # spanning two words ("要更" of "需要更换"), so fewer of them can be expected to recur.
 TOPIC_SHARE = {"en": (0.5, 0.3), "zh": (0.2, 0.2)}     # (worded, terse)
 VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are character pairs: more per word
-
-
-def _found_in(topics: set[str], terms: set[str]) -> set[str]:
-    """The topic terms ``terms`` hold, a hyphenated one also by its words ("dead-on-arrival" in a section
-    headed "Dead on arrival"), an English one also by another form of its word ("respond": "response")."""
-    return {t for t in topics if t in terms or ("-" in t and all(len(w) < 3 or w in terms for w in t.split("-")))
-            or any(_one_word(t, w) for w in terms)}
-
-
-def _one_word(a: str, b: str) -> bool:
-    """Two forms of one English word: all but the last two letters of the shorter (five at least) begin both
-    ("respond", "response"; "warranty", "warranties"; not "pay", "payload")."""
-    if not (a.isascii() and b.isascii() and a.isalpha() and b.isalpha()):
-        return False
-    stem = min(len(a), len(b)) - 2
-    return stem >= 5 and a[:stem] == b[:stem]
 
 
 def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
@@ -240,10 +224,10 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"
         worded, terse = TOPIC_SHARE[lang]
         if len(own) >= VERBOSE_TERMS[lang]:
-            used = _found_in(topics, own)
+            used = found_in(topics, own)
             enough = len(used) >= worded * len(topics)
         else:
-            used = _found_in(topics, own | content_terms(_said_about(mentions, evidence)))
+            used = found_in(topics, own | content_terms(_said_about(mentions, evidence)))
             enough = len(used) >= terse * len(topics)
         if not used:
             return "it shares no word with what the question asks about"
@@ -257,14 +241,14 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
             # question's language (an English policy answers Chinese questions in other words).
             source = _said_about(mentions, evidence, with_heading=True)
             if source and any("\u4e00" <= ch <= "\u9fff" for ch in source) == (lang == "zh") and \
-                    len(_found_in(topics, content_terms(source))) < terse * len(topics):
+                    len(found_in(topics, content_terms(source))) < terse * len(topics):
                 return "its values' sources are about something else than what the question asks"
     attribute = asked_attribute(focus)
     if attribute and answered:
         # a value read by no relation is grounded by the sources stating it; they must state it as what is
         # asked: "2 business days" is the resolution target in its source, not the response time (shipped ans-05)
         source = _said_about(answered, evidence, with_heading=True)
-        if source and not is_chinese(source) and not _found_in(attribute, content_terms(source)):
+        if source and not is_chinese(source) and not found_in(attribute, content_terms(source)):
             return (f"its values' sources do not give them as the {' '.join(sorted(attribute))} the question "
                     f"asks about")
     return None

@@ -53,3 +53,19 @@ def restates(answer: str, question: str, *, max_new: float = 0.1) -> bool:
         return False
     new = terms - content_terms(question)
     return len(new) <= max_new * len(terms)
+
+
+def found_in(topics: set[str], terms: set[str]) -> set[str]:
+    """The topic terms ``terms`` hold, a hyphenated one also by its words ("dead-on-arrival" in a section
+    headed "Dead on arrival"), an English one also by another form of its word ("respond": "response")."""
+    return {t for t in topics if t in terms or ("-" in t and all(len(w) < 3 or w in terms for w in t.split("-")))
+            or any(one_word(t, w) for w in terms)}
+
+
+def one_word(a: str, b: str) -> bool:
+    """Two forms of one English word: all but the last two letters of the shorter (five at least) begin both
+    ("respond", "response"; "warranty", "warranties"; not "pay", "payload")."""
+    if not (a.isascii() and b.isascii() and a.isalpha() and b.isalpha()):
+        return False
+    stem = min(len(a), len(b)) - 2
+    return stem >= 5 and a[:stem] == b[:stem]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from symbolic import load_rulebase
-from pipeline.answer_check import _one_word
+from pipeline.context import one_word
 from pipeline_fakes import FakePassage, answer_gap_for
 
 BUDGET = FakePassage("hr/remote_work.md", "Each eligible employee receives a one-time home-office equipment budget of "
@@ -138,5 +138,5 @@ def test_another_form_of_a_questions_word_and_how_fast_count_as_said(rb):
     answer = "Under Premium Support a Severity 3 ticket gets a response within 4 business hours [1]."
     assert gap(rb, question, answer, sla) is None
     # too few letters in common: another word
-    assert [_one_word(a, b) for a, b in (("respond", "response"), ("warranty", "warranties"), ("pay", "payload"),
+    assert [one_word(a, b) for a, b in (("respond", "response"), ("warranty", "warranties"), ("pay", "payload"),
                                          ("process", "procurement"), ("出差", "出差"))] == [True, True, False, False, False]

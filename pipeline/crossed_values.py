@@ -65,12 +65,22 @@ def row_label(ev: EvidenceValue) -> str:
     return m.group(1) if m else ""
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
 def _names(text: str, label: str) -> bool:
+    """``text`` says ``label`` whole: as words ("Severity 1" is not in "Severity 10"), or, for a Chinese label,
+    anywhere (Chinese writes no spaces: "上海是一类城市")."""
+    if _CJK.search(label):
+        return label in text
     return re.search(r"(?<!\w)" + re.escape(label) + r"(?!\w)", text, re.IGNORECASE) is not None
 
 
 def _kin(a: str, b: str) -> bool:
-    """Two row labels of one family: a shared word ("Severity 1", "Severity 3") or a number each ("AX-200")."""
+    """Two row labels of one family: a shared word ("Severity 1", "Severity 3"), a number each ("AX-200"), or
+    for Chinese labels two characters in a row ("一类城市", "二类城市")."""
+    if _CJK.search(a) and _CJK.search(b):
+        return any(a[i:i + 2] in b for i in range(len(a) - 1) if _CJK.match(a[i]))
     return bool(set(a.lower().split()) & set(b.lower().split())) or all(re.search(r"\d", x) for x in (a, b))
 
 

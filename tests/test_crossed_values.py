@@ -82,3 +82,12 @@ def test_a_row_grounds_no_value_said_of_another_rows_label():
     [report] = check_values([_mention("A Severity 3 ticket gets a response within 4 business hours.",
                                       "4 business hours")], ev)
     assert report.verdict == "supported"
+
+
+def test_chinese_row_labels_are_found_inside_chinese_sentences():
+    tiers = FakePassage("zh/travel.md", "| 城市分类 | 住宿标准 |\n|---|---|\n| 一类城市 | 700 元 |\n| 二类城市 | 500 元 |\n", 0.9)
+    ev = _evidence(tiers)
+    seven = next(e for e in ev if e.text == "700 元")
+    assert other_row_named("杭州是二类城市，住宿标准每晚 700 元。", seven, ev) is not None
+    assert other_row_named("上海是一类城市，住宿标准每晚 700 元。", seven, ev) is None
+    assert other_row_named("住宿标准每晚 700 元。", seven, ev) is None

@@ -4,6 +4,7 @@ relation's two types that a clause names together with the relation's name ("Ber
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any, Sequence
 
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
@@ -69,21 +70,23 @@ def _said(term: str, terms: frozenset[str]) -> bool:
     return term in terms or term.isascii() and any(len(t) >= 3 and t.isascii() and term.startswith(t) for t in terms)
 
 
-def name_score(sig: Any, terms: frozenset[str]) -> float:
-    """The best share of one of the relation's names (label, aliases, id words) that ``terms`` say."""
+def name_score(sig: Any, terms: frozenset[str], rulebase: Any = None) -> float:
+    """The best share of one of the relation's names (label, aliases, id words; with ``rulebase``, the words its
+    patterns require: pattern_names) that ``terms`` say."""
     best = 0.0
-    for name in relation_names(sig):
+    for name in [*relation_names(sig), *(pattern_names(rulebase).get(sig.name, ()) if rulebase is not None else ())]:
         words = content_terms(name)
         if words:
             best = max(best, sum(_said(w, terms) for w in words) / len(words))
     return best
 
 
-def best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, said_by_syntax: bool = False) -> Any:
+def best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, said_by_syntax: bool = False,
+               rulebase: Any = None) -> Any:
     """The one relation of ``sigs`` whose name ``terms`` say best, by ``min_score`` at least; None when two
     tie. ``said_by_syntax``: a sole relation is said by the sentence's form (a copula, an appositive's lead)
     even when no word of its name is."""
-    scored = sorted(((name_score(sig, terms), sig) for sig in sigs), key=lambda p: -p[0])
+    scored = sorted(((name_score(sig, terms, rulebase), sig) for sig in sigs), key=lambda p: -p[0])
     if not scored:
         return None
     best = scored[0][0]
@@ -111,6 +114,28 @@ def _outnamed(sig: Any, other: Any, terms: frozenset[str]) -> bool:
             if bw and bw < aw:
                 return not any(_said(w, terms) for w in aw - bw)
     return False
+
+
+# A token of a pattern that is no required word: a placeholder, an optional or alternative part, a gap
+_NOT_A_WORD = re.compile(r"[{}\[\]()|]|\.\.\.")
+_PATTERN_NAMES: "weakref.WeakKeyDictionary[Any, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
+
+
+def pattern_names(rulebase: Any) -> dict[str, list[str]]:
+    """Relation -> the words each of its plain patterns requires, where they hold two content terms at least:
+    "{product} ... 保修期 [为|是] {d:duration}" names warranty_period "保修期" in a rule author's Chinese even when
+    the relation has no Chinese alias; "payload (of|is)" (one term) and re"..." patterns name nothing."""
+    names = _PATTERN_NAMES.get(rulebase)
+    if names is None:
+        names = {}
+        for cp in getattr(rulebase, "patterns", ()):
+            if cp.pattern.regex:
+                continue
+            words = " ".join(t for t in cp.pattern.text.split() if not _NOT_A_WORD.search(t))
+            if len(content_terms(words)) >= 2 and words not in names.get(cp.pattern.atom.relation, []):
+                names.setdefault(cp.pattern.atom.relation, []).append(words)
+        _PATTERN_NAMES[rulebase] = names
+    return names
 
 
 def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
@@ -166,7 +191,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             continue
         s, e, cs, ce = value_clause(answer, m)
         terms = clause_terms(answer, cs, m.end, ce)
-        sig = best_named([sig for sig in sigs if fits(sig, m.value)], terms, min_score)
+        sig = best_named([sig for sig in sigs if fits(sig, m.value)], terms, min_score, rulebase=rulebase)
         if sig is None:
             continue
         in_sentence = find_entities(answer[s:e], rulebase)
@@ -174,22 +199,27 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         subjects = [entity_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
         # an answer echoing the question's premise reads the question, not the documents; the same value
         # said of another entity ("the AX-200's payload is 200 kg" to "...the LX-500 carries 200 kg") is a claim
-        echoed = [about for v, about in asked if v == m.value]
-        if echoed and any(not about or about & set(subjects) for about in echoed):
+        if any(v == m.value and not _said_of_another(about, sig, subjects) for v, about in asked):
             continue
         if None not in subjects:
             out.append((vocabulary_claim(sig.name, (*subjects, m.value), answer, s, e, m.cited), m))
     return out
 
 
-def _asked_values(question: str, rulebase: Any) -> list[tuple[Any, set[str]]]:
-    """The question's values, each with the entities its clause names (empty: a value about nothing named)."""
+def _asked_values(question: str, rulebase: Any) -> list[tuple[Any, set[tuple[str, str]]]]:
+    """The question's values, each with the (type, id) of the entities its clause names."""
     entities = find_entities(question, rulebase)
     out = []
     for value, _kind, start, end in find_values(question):
         cs, ce = clause_around(question, start, end)
-        out.append((value, {x.entity_id for x in entities if cs <= x.start and x.end <= ce}))
+        out.append((value, {(x.type, x.entity_id) for x in entities if cs <= x.start and x.end <= ce}))
     return out
+
+
+def _said_of_another(about: set[tuple[str, str]], sig: Any, subjects: Sequence[str | None]) -> bool:
+    """The answer gives the question's value to another entity of a type the question's clause gave it to."""
+    return any((p.type, subject) not in about and any(t == p.type for t, _id in about)
+               for p, subject in zip(sig.params[:-1], subjects))
 
 
 def best_named_claims(claims: Sequence[Claim], rulebase: Any) -> list[Claim]:

@@ -226,3 +226,25 @@ def test_of_two_patterns_reading_one_value_the_relation_its_span_names_best_is_k
     # one pattern alone, or two values: nothing to choose between
     claims, _m = extract_claims("The AX-200 robot warranty is 24 months.", [], rb)
     assert [str(c.fact) for c in best_named_claims(claims, rb)] == ["warranty_period(ax_200, 24 months)"]
+
+
+def test_the_words_a_pattern_requires_name_its_relation(tmp_path):
+    from pipeline.vocabulary_reading import pattern_names
+    rb = rulebase_of(RULES + 'relation min_load(p: product, m: quantity[kg]) "minimum load setting"\n'
+                     'pattern P_ZH: "{product} ... 最低 载重 [为|是] {m:quantity}" -> min_load(product, m)\n'
+                     'pattern P_ONE: "{product} ... carries (only|just) {m:quantity}" -> min_load(product, m)\n'
+                     'pattern P_RE: re"{product}\\s*\\|\\s*{m:quantity}" -> min_load(product, m)\n', tmp_path)
+    # optional and alternative parts, placeholders, gaps and regex patterns are no required words; one term
+    # names too little
+    assert pattern_names(rb)["min_load"] == ["最低 载重"]
+    # the pattern itself does not match ("只有" is not "为|是"); its words still name the relation
+    assert _values(rb, "LX-500 呢？", "LX-500 最低载重只有 50 公斤。") == ["min_load(lx_500, 50 kg)"]
+    assert _values(rb, "What about the LX-500?", "The LX-500 carries only 50 kg.") == []
+
+
+def test_the_questions_value_given_to_the_entity_of_its_own_clause_is_an_echo(rb):
+    # the question gives EUR 38,500 to the LX-500; the answer restates that, about the LX-500: not read
+    q = "Why does the AX-200 cost EUR 52,000 while the LX-500 costs EUR 38,500?"
+    assert _values(rb, q, "The LX-500's list price is EUR 38,500.") == []
+    # a relation of a type the question's clause names none of: the question's value echoed, not read
+    assert _values(rb, "Is EUR 38,500 the usual figure?", "The mileage rate is EUR 38,500.") == []

@@ -68,7 +68,8 @@ def band_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFo
             if not (cs <= lo.start and hi.end <= ce):
                 continue
             terms = clause_terms(answer, cs, max(m.end, hi.end), ce)
-            sig = best_named([sig for sig in bounded if param_fits(sig.params[2], m.value)], terms, MIN_CLAUSE_SCORE)
+            sig = best_named([sig for sig in bounded if param_fits(sig.params[2], m.value)], terms, MIN_CLAUSE_SCORE,
+                             rulebase=rulebase)
             if sig is not None:
                 claim = sentence_claim(sig.name, (low, hi.value, m.value), answer, s, e, m.cited, "band",
                                        VOCABULARY_CLAIM_CF)

@@ -37,10 +37,10 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         about = find_entities(lm.group("about") or "", rulebase)
         m, x = values.get(lm.end()), at.get(lm.end())
         if m is not None and not negated(answer, m.start):
-            sig = best_named([s for s in by_value if fits(s, m.value)], terms, MIN_CLAUSE_SCORE)
+            sig = best_named([s for s in by_value if fits(s, m.value)], terms, MIN_CLAUSE_SCORE, rulebase=rulebase)
             last: Any = m.value
         elif x is not None:
-            sig = best_named(_entity_valued(rulebase, x.type), terms, MIN_CLAUSE_SCORE)
+            sig = best_named(_entity_valued(rulebase, x.type), terms, MIN_CLAUSE_SCORE, rulebase=rulebase)
             last = x.entity_id
         else:
             continue

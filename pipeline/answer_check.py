@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.answer_scope import (about_another, asked_attribute, asked_entities, cited_evidence, drops_a_negation,
-                                   from_an_example, relation_terms, repeats_itself)
+from pipeline.answer_scope import (about_another, about_no_one_asked, asked_attribute, asked_entities, cited_evidence,
+                                   drops_a_negation, from_an_example, relation_terms, repeats_itself)
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -215,7 +215,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                 return f"it is about {eid}, but the question asks about {other}"
     answered = own_mentions(mentions, focus.question)   # not "Severity 2" again
     elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(text, answered, evidence) \
-        or from_an_example(focus.question, answered, evidence)
+        or from_an_example(focus.question, answered, evidence) \
+        or about_no_one_asked(focus, text, claims, answered, evidence, rulebase)
     if elsewhere:
         return elsewhere
     topics = topic_terms(focus.question, focus)

@@ -10,7 +10,7 @@ from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, sentences
 from pipeline.grounding import is_bare, values_match
 from pipeline.prompts import is_chinese
-from pipeline.question import QuestionFocus, find_entities
+from pipeline.question import QuestionFocus, find_entities, sole_entities
 from pipeline.vocabulary_reading import clause_around
 
 
@@ -55,6 +55,25 @@ def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], eviden
             asked_id = sorted(eid for _t, eid in asked)[0]
             return f"its value {m.text!r} is stated about {other}, but the question asks about {asked_id}"
     return None
+
+
+def about_no_one_asked(focus: QuestionFocus, text: str, claims: Sequence[Any], mentions: Sequence[ValueMention],
+                       evidence: Sequence[EvidenceValue], rulebase: Any | None) -> str | None:
+    """Why an answer is about none of the asked entities: it names none, no claim of it is about one, and no
+    source stating its values names one in its sentence, row, section or document title ("a 20-character
+    password must contain characters from 3 of 4 classes" to "... acceptable for a service account?")."""
+    if rulebase is None or not mentions or claims:
+        return None
+    sole = set(sole_entities(rulebase).values())
+    asked = {(t, i) for t, i in asked_entities(focus) if i not in sole}
+    if not asked or {(x.type, x.entity_id) for x in find_entities(text, rulebase)} & asked:
+        return None
+    for m in mentions:
+        for ev in evidence:
+            if values_match(m.value, ev.value) and {(x.type, x.entity_id) for x in find_entities(
+                    " ".join((ev.title, ev.heading, ev.context)), rulebase)} & asked:
+                return None
+    return f"it does not say it is about {', '.join(sorted(i for _t, i in asked))}, nor do the sources of its values"
 
 
 def cited_evidence(m: ValueMention, evidence: Sequence[EvidenceValue]) -> list[EvidenceValue]:

@@ -140,3 +140,19 @@ def test_another_form_of_a_questions_word_and_how_fast_count_as_said(rb):
     # too few letters in common: another word
     assert [one_word(a, b) for a, b in (("respond", "response"), ("warranty", "warranties"), ("pay", "payload"),
                                          ("process", "procurement"), ("出差", "出差"))] == [True, True, False, False, False]
+
+
+def test_an_answer_about_none_of_the_asked_entities_does_not_answer(tmp_path):
+    from pipeline_fakes import rulebase_of
+    rb2 = rulebase_of('type account "account type"\nentity account service "service account"\n'
+                      'entity account privileged "privileged account"\n', tmp_path)
+    policy = FakePassage("it/passwords.md", "A password must contain characters from at least 3 of these 4 classes. "
+                         "Service account passwords must be at least 24 characters long.", 0.9)
+    question = "Is a 20-character password acceptable for a service account?"
+    # int8-fast's con-10: a rule for every password, nothing about service accounts
+    wrong = "A 20-character password must contain characters from at least 3 of these 4 classes [1]."
+    assert "does not say it is about service" in gap(rb2, question, wrong, policy)
+    right = "No: service account passwords must be at least 24 characters long [1]."
+    assert gap(rb2, question, right, policy) is None
+    # terse, but its value's source sentence names the service account
+    assert gap(rb2, question, "No: at least 24 characters [1].", policy) is None

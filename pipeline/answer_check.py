@@ -215,8 +215,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                 return f"it is about {eid}, but the question asks about {other}"
     answered = own_mentions(mentions, focus.question)   # not "Severity 2" again
     elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(text, answered, evidence) \
-        or from_an_example(focus.question, answered, evidence) \
-        or about_no_one_asked(focus, text, claims, answered, evidence, rulebase)
+        or from_an_example(focus.question, answered, evidence)
     if elsewhere:
         return elsewhere
     topics = topic_terms(focus.question, focus)
@@ -252,7 +251,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if source and not is_chinese(source) and not found_in(attribute, content_terms(source)):
             return (f"its values' sources do not give them as the {' '.join(sorted(attribute))} the question "
                     f"asks about")
-    return None
+    return about_no_one_asked(focus, text, claims, answered, evidence, rulebase)
 
 
 def reasons(text: str) -> set[str]:

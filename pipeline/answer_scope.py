@@ -59,21 +59,26 @@ def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], eviden
 
 def about_no_one_asked(focus: QuestionFocus, text: str, claims: Sequence[Any], mentions: Sequence[ValueMention],
                        evidence: Sequence[EvidenceValue], rulebase: Any | None) -> str | None:
-    """Why an answer is about none of the asked entities: it names none, no claim of it is about one, and no
-    source stating its values names one in its sentence, row, section or document title ("a 20-character
-    password must contain characters from 3 of 4 classes" to "... acceptable for a service account?")."""
-    if rulebase is None or not mentions or claims:
+    """Why a worded answer is about none of the asked entities: it names none, no claim of it is about one, and
+    every source stating its values names none in its sentence, row, section or document title ("The context
+    states that a 20-character password must contain characters from 3 of 4 classes" to "... acceptable for a
+    service account?"). A terse answer ("5,000 运行小时 [1]") is read through its source row instead, and a value
+    no source states is the grounding check's to judge."""
+    if rulebase is None or not mentions or claims or len(content_terms(text)) < _WORDED:
         return None
     sole = set(sole_entities(rulebase).values())
     asked = {(t, i) for t, i in asked_entities(focus) if i not in sole}
     if not asked or {(x.type, x.entity_id) for x in find_entities(text, rulebase)} & asked:
         return None
     for m in mentions:
-        for ev in evidence:
-            if values_match(m.value, ev.value) and {(x.type, x.entity_id) for x in find_entities(
-                    " ".join((ev.title, ev.heading, ev.context)), rulebase)} & asked:
-                return None
+        stating = [ev for ev in evidence if values_match(m.value, ev.value)]
+        if not stating or any({(x.type, x.entity_id) for x in find_entities(
+                " ".join((ev.title, ev.heading, ev.context)), rulebase)} & asked for ev in stating):
+            return None
     return f"it does not say it is about {', '.join(sorted(i for _t, i in asked))}, nor do the sources of its values"
+
+
+_WORDED = 6   # content terms of an answer that says more than a value and what it is ("rated payload")
 
 
 def cited_evidence(m: ValueMention, evidence: Sequence[EvidenceValue]) -> list[EvidenceValue]:

@@ -150,8 +150,11 @@ def test_an_answer_about_none_of_the_asked_entities_does_not_answer(tmp_path):
                          "Service account passwords must be at least 24 characters long.", 0.9)
     question = "Is a 20-character password acceptable for a service account?"
     # int8-fast's con-10: a rule for every password, nothing about service accounts
-    wrong = "A 20-character password must contain characters from at least 3 of these 4 classes [1]."
+    wrong = ("The context states that a 20-character password must contain characters from at least 3 of these 4 "
+             "classes: upper-case letters, lower-case letters, digits and symbols [1].")
     assert "does not say it is about service" in gap(rb2, question, wrong, policy)
+    # a terse answer is read through its source row, not held to this
+    assert "does not say" not in (gap(rb2, question, "No, 3 of 4 classes [1].", policy) or "")
     right = "No: service account passwords must be at least 24 characters long [1]."
     assert gap(rb2, question, right, policy) is None
     # terse, but its value's source sentence names the service account

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.extraction import blanked, find_values, mask_citations
+from pipeline.prompts import is_chinese
 
 # Function words carry no topic: two sentences sharing only "the"/"for" are not about the same thing.
 _STOP = frozenset("""a an the of for to in on at by with and or but is are was were be been being it its this
@@ -69,3 +70,11 @@ def one_word(a: str, b: str) -> bool:
         return False
     stem = min(len(a), len(b)) - 2
     return stem >= 5 and a[:stem] == b[:stem]
+
+
+def says_phrase(text: str, phrase: str) -> bool:
+    """``text`` says ``phrase`` whole: as words, in any case ("Severity 1" is not in "Severity 10"), or, for a
+    Chinese phrase, anywhere (Chinese writes no spaces: "上海是一类城市")."""
+    if is_chinese(phrase):
+        return phrase in text
+    return re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text, re.IGNORECASE) is not None

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.context import content_terms
+from pipeline.context import content_terms, says_phrase
 from pipeline.extraction import EvidenceValue
+from pipeline.prompts import is_chinese
 from symbolic.values import Quantity
 
 
@@ -65,22 +66,11 @@ def row_label(ev: EvidenceValue) -> str:
     return m.group(1) if m else ""
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def _names(text: str, label: str) -> bool:
-    """``text`` says ``label`` whole: as words ("Severity 1" is not in "Severity 10"), or, for a Chinese label,
-    anywhere (Chinese writes no spaces: "上海是一类城市")."""
-    if _CJK.search(label):
-        return label in text
-    return re.search(r"(?<!\w)" + re.escape(label) + r"(?!\w)", text, re.IGNORECASE) is not None
-
-
 def _kin(a: str, b: str) -> bool:
     """Two row labels of one family: a shared word ("Severity 1", "Severity 3"), a number each ("AX-200"), or
     for Chinese labels two characters in a row ("一类城市", "二类城市")."""
-    if _CJK.search(a) and _CJK.search(b):
-        return any(a[i:i + 2] in b for i in range(len(a) - 1) if _CJK.match(a[i]))
+    if is_chinese(a) and is_chinese(b):
+        return any(a[i:i + 2] in b for i in range(len(a) - 1) if is_chinese(a[i]))
     return bool(set(a.lower().split()) & set(b.lower().split())) or all(re.search(r"\d", x) for x in (a, b))
 
 
@@ -88,13 +78,13 @@ def other_row_named(said_in: str, ev: EvidenceValue, evidence: Sequence[Evidence
     """A value of another row of ``ev``'s table whose label the answer's sentence ``said_in`` names, while it
     does not name ``ev``'s own row; None when there is none."""
     own = row_label(ev)
-    if not own or _names(said_in, own):
+    if not own or says_phrase(said_in, own):
         return None
     for o in evidence:
         if o.doc_id != ev.doc_id or o.column is None or ev.column is None or o.column.headers != ev.column.headers:
             continue
         label = row_label(o)
-        if label and label.lower() != own.lower() and _kin(label, own) and _names(said_in, label) \
-                and not _names(label, own) and not _names(own, label):
+        if label and label.lower() != own.lower() and _kin(label, own) and says_phrase(said_in, label) \
+                and not says_phrase(label, own) and not says_phrase(own, label):
             return o
     return None

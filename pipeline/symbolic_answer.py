@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.context import says_phrase
 from pipeline.extraction import blanked, find_values
 from pipeline.question import Goal, QuestionFocus, asks_two, relation_names, sole_entities
 from symbolic import BackwardChainer, Fact, Node, Provenance
@@ -91,13 +92,8 @@ def _names_used(goal: Goal, focus: QuestionFocus) -> int:
 
 def _phrased(sig: Any, question: str) -> bool:
     """One of the relation's names appears whole in ``question``, its words together."""
-    text = " ".join(question.lower().split())
-    for name in (" ".join(n.lower().split()) for n in relation_names(sig)):
-        # Chinese writes no spaces: a name's characters anywhere in a row are the name
-        if name in text if re.search(r"[\u4e00-\u9fff]", name) else \
-                re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text):
-            return True
-    return False
+    text = " ".join(question.split())
+    return any(says_phrase(text, " ".join(n.split())) for n in relation_names(sig))
 
 
 def current_evidence(evidence: Sequence[Fact], rulebase: Any) -> list[Fact]:

@@ -37,15 +37,16 @@ def chain_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Cl
     found_chains = chains(rulebase)
     # a head two chains conclude through one first link ("a city's limit is its tier's limit, or its tier's
     # cap") does not say which second link holds
-    ambiguous = Counter((head, first) for head, first, _second in found_chains)
+    concluding = Counter((head, first) for head, first, _second in found_chains)
+    sentence_of = {id(c): sentence_around(answer, c.start) for c in claims}
     for head, first, second in found_chains:
         for link in (c for c in claims if c.fact.relation == first):
-            s, e = sentence_around(answer, link.start)
+            s, e = sentence_of[id(link)]
             subject, middle = link.fact.args
             for c in claims:
-                if c is link or sentence_around(answer, c.start) != (s, e):
+                if c is link or sentence_of[id(c)] != (s, e):
                     continue
-                if c.fact.relation == head and c.fact.args[0] == subject and ambiguous[head, first] == 1:
+                if c.fact.relation == head and c.fact.args[0] == subject and concluding[head, first] == 1:
                     found = (second, (middle, c.fact.args[1]))
                 elif c.fact.relation == second and c.fact.args[0] == middle:
                     found = (head, (subject, c.fact.args[1]))

@@ -8,8 +8,8 @@ from typing import Any, Sequence
 
 from pipeline.claim_reading import fits, negated, sentence_around
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention, blanked, find_values
-from pipeline.question import EntityMention, QuestionFocus, find_entities, param_fits
+from pipeline.extraction import ValueMention
+from pipeline.question import EntityMention, QuestionFocus, find_entities, param_fits, stated_values
 from pipeline.vocabulary_reading import MIN_CLAUSE_SCORE, best_named, entity_subject, vocabulary_claim
 from symbolic import Claim
 from symbolic.model import VALUE_TYPES
@@ -30,7 +30,7 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     entities = find_entities(answer, rulebase)
     at = {x.start: x for x in entities}
     by_value = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and _placeable(sig)]
-    stated = [v for v, *_ in find_values(blanked(focus.question, [(x.start, x.end) for x in focus.entities]))]
+    stated = [v for v, _s, _e in stated_values(focus.question, focus.entities)]
     out: list[tuple[Claim, ValueMention | None]] = []
     for lm in _LABEL_RE.finditer(answer):
         terms = frozenset(content_terms(lm.group("label")))

@@ -167,6 +167,16 @@ def answer_gap_for(rulebase, question: str, answer: str, passages: list) -> str 
     return answer_gap(answer, parse_question(question, rulebase), claims, mentions, rulebase, None, values)
 
 
+def facts_read(reader, rulebase, question: str, answer: str) -> list[str]:
+    """The facts a claim reader (value_claims, label_claims, band_claims: answer, its value mentions, the
+    question's focus, the rule base) reads from ``answer`` to ``question``, as text."""
+    from pipeline.extraction import extract_claims
+    from pipeline.question import parse_question
+
+    _claims, mentions = extract_claims(answer, [], rulebase)
+    return [str(c.fact) for c, _read in reader(answer, mentions, parse_question(question, rulebase), rulebase)]
+
+
 def rulebase_of(text: str, folder: Path, name: str = "r.rules") -> RuleBase:
     """The rule base of one rule file with ``text``, written as ``folder/name`` (error positions name it)."""
     from symbolic import load_rulebase

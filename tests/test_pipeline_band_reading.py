@@ -9,7 +9,7 @@ from pipeline.answer_reading import read_answer
 from pipeline.band_reading import band_claims, ranges
 from pipeline.extraction import extract_claims
 from pipeline.question import parse_question
-from pipeline_fakes import rulebase_of
+from pipeline_fakes import facts_read, rulebase_of
 
 RULES = """
 type product "product"
@@ -26,8 +26,7 @@ def rb(tmp_path_factory):
 
 
 def _bands(rb, question, answer):
-    _claims, mentions = extract_claims(answer, [], rb)
-    return [str(c.fact) for c, _ms in band_claims(answer, mentions, parse_question(question, rb), rb)]
+    return facts_read(band_claims, rb, question, answer)
 
 
 @pytest.mark.parametrize("text, bounds", [

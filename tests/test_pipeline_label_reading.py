@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.answer_reading import read_answer
-from pipeline.extraction import extract_claims
 from pipeline.label_reading import label_claims
 from pipeline.question import parse_question
-from pipeline_fakes import rulebase_of
+from pipeline_fakes import facts_read, rulebase_of
 
 RULES = """
 type city "city"
@@ -35,8 +34,7 @@ def rb(tmp_path_factory):
 
 
 def _labels(rb, question, answer):
-    _claims, mentions = extract_claims(answer, [], rb)
-    return [str(c.fact) for c, _m in label_claims(answer, mentions, parse_question(question, rb), rb)]
+    return facts_read(label_claims, rb, question, answer)
 
 
 def test_composed_steps_are_read_as_claims(rb):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.extraction import extract_claims
-from pipeline.question import parse_question
 from pipeline.vocabulary_reading import clause_around, entity_pair_claims, value_claims
 from symbolic import load_rulebase
-from pipeline_fakes import rulebase_of
+from pipeline_fakes import facts_read, rulebase_of
 
 RULES = """
 type product "product"
@@ -42,8 +41,7 @@ def rb(tmp_path_factory):
 
 
 def _values(rb, question, answer):
-    claims, mentions = extract_claims(answer, [], rb)
-    return [str(c.fact) for c, _m in value_claims(answer, mentions, parse_question(question, rb), rb)]
+    return facts_read(value_claims, rb, question, answer)
 
 
 def _pairs(rb, answer):
@@ -176,8 +174,7 @@ def test_the_focus_reads_relations_of_more_arguments(tmp_path):
     rb = load_rulebase(tmp_path)
 
     def read(q, a):
-        _c, mentions = extract_claims(a, [], rb)
-        return [str(c.fact) for c, _m in focus_claims(a, mentions, parse_question(q, rb), rb)]
+        return facts_read(focus_claims, rb, q, a)
     q = "What is the purchase approval limit of K4 in Ningbo?"
     assert read(q, "It is EUR 5,000.") == ["purchase_limit(k4, ningbo, 5000 EUR)"]
     assert read(q, "In Rotterdam it is EUR 10,000.") == []          # the sentence names another site

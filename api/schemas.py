@@ -92,6 +92,9 @@ class AskResponse(BaseModel):
     premise_corrections: list[dict[str, Any]] = Field(
         [], description="premises the question states that the rules disprove (the premise's text, relation and "
                         "value, and the proof of the value the documents give); the answer must correct each")
+    limit_breaches: list[dict[str, Any]] = Field(
+        [], description="values a yes/no question puts to a limit the rules prove, past it (the stated value, "
+                        "upper or lower, and the proof of the limit); the answer must say no and state the limit")
     quarantined: list[dict[str, Any]] = Field(
         [], description="retrieved passages set apart because they address the model; never shown to it")
 
@@ -143,6 +146,7 @@ class VerifyResponse(BaseModel):
     quarantined: list[dict[str, Any]] = []
     timings_ms: dict[str, float] = {}
     premise_corrections: list[dict[str, Any]] = []
+    limit_breaches: list[dict[str, Any]] = []
     request_id: str | None = None
 
 

@@ -198,7 +198,7 @@ class Answerer:
             if ok:
                 status = "verified" if k == 0 else "regenerated"
                 break
-            if ctx.proof is not None or ctx.corrections:
+            if ctx.proof is not None or ctx.corrections or ctx.breaches:
                 break          # the proof answers; another draft cannot do better than the proof
             followup = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
 
@@ -244,7 +244,7 @@ class Answerer:
         question's premises first (the model should see what the answer rests on), then the retrieval
         rounds' order. Of those, the ones in the question's language come first: a proof resting on a fact both
         the English datasheet and the Chinese manual state needs only one of them in a short budget."""
-        stating = [*ctx.proof_passages, *(p for c in ctx.corrections for p in c.passages)]
+        stating = [*ctx.proof_passages, *ctx.check_passages]
         stating.sort(key=lambda p: prompts.is_chinese(p.text) != prompts.is_chinese(ctx.question))
         lead = list({(p.doc_id, p.start, p.end): p for p in stating}.values())
         keys = {(p.doc_id, p.start, p.end) for p in lead}

@@ -11,6 +11,7 @@ from pipeline.attribution import attach_citations
 from pipeline.context import restates
 from pipeline.evidence import QuestionContext
 from pipeline.grounding import check_values, relation_reports, violations_of
+from pipeline.limit_check import breach_gap
 from pipeline.premise import premise_gap
 from pipeline.types import ClaimReport, Violation
 
@@ -57,7 +58,9 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     # the question's premise, so "supported" would vouch for the question, not an answer.
     restated = restates(answer, question)
     no_claims = require_claim and (not reports or restated)
-    gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, rulebase),
+    said = values_of(claims, mentions)
+    gaps = [g for g in (premise_gap(answer, said, ctx.corrections, rulebase),
+                        breach_gap(answer, said, ctx.breaches, rulebase),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
                         citation_gap(reports)) if g]
     if no_claims:

@@ -13,6 +13,7 @@ from pipeline.described import with_described
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
+from pipeline.limit_check import LimitBreach, breached_limits
 from pipeline.links import link_queries
 from pipeline.premise import PremiseCorrection, disproved_premises
 from pipeline.prompts import is_chinese
@@ -37,7 +38,13 @@ class QuestionContext:
     proof: ProvenAnswer | None = None
     proof_passages: list[Any] = field(default_factory=list)  # the chunks stating the proof's facts
     corrections: list[PremiseCorrection] = field(default_factory=list)   # premises of the question disproved
+    breaches: list[LimitBreach] = field(default_factory=list)   # the question's values past a proved limit
     timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
+
+    @property
+    def check_passages(self) -> list[Any]:
+        """The chunks stating what the premise corrections and the limit breaches prove."""
+        return [p for c in self.corrections for p in c.passages] + [p for b in self.breaches for p in b.passages]
 
 
 def _search(retriever: Any, query: str, top_k: int) -> tuple[list[Any], list[Any]]:
@@ -163,8 +170,11 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
         if ctx.proof is not None:
             ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)
         ctx.corrections = disproved_premises(focus, rulebase, facts)
+        ctx.breaches = breached_limits(focus, rulebase, facts)
         for c in ctx.corrections:
             c.passages = proof_passages(c.proof, ctx.candidates, ctx.kb, rulebase, question)
+        for b in ctx.breaches:
+            b.passages = proof_passages(b.proof, ctx.candidates, ctx.kb, rulebase, question)
     ctx.timings_ms = {"retrieve": round((t1 - t0) * 1000, 3), "prove": round((time.perf_counter() - t1) * 1000, 3)}
     return ctx
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pipeline import prompts
 from pipeline.evidence import QuestionContext, evidence_for
+from pipeline.limit_check import breach_words
 from pipeline.extraction import cited_indices
 from pipeline.grounding import relation_reports, violations_of
 from pipeline.symbolic_answer import compose, stated_value
@@ -26,7 +27,8 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
     extra = {"quarantined": [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
                              for p in ctx.quarantined],
              "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None,
-             "premise_corrections": [c.to_dict() for c in ctx.corrections]}
+             "premise_corrections": [c.to_dict() for c in ctx.corrections],
+             "limit_breaches": [b.to_dict() for b in ctx.breaches]}
     if status in ("verified", "regenerated"):
         result = AnswerResult(q, last.answer, status, citations(last.answer, prompt), last.claims,
                               last.violations, attempts, timings, usage, opts.policy,
@@ -38,7 +40,7 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
         if ctx.proof is not None:
             result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
         return result
-    if (ctx.proof is not None or ctx.corrections) and rulebase is not None:
+    if (ctx.proof is not None or ctx.corrections or ctx.breaches) and rulebase is not None:
         return proved_result(q, opts, attempts, prompt, timings, usage, ctx, rulebase, verifier, extra)
     if status == "abstained":
         return AnswerResult(q, last.answer, "abstained", [], [], [], attempts, timings, usage, opts.policy,
@@ -76,21 +78,24 @@ def _cites(shown: list[Any], stating: list[Any], chinese: bool) -> list[int]:
 
 
 def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bool) -> tuple[str, list[Claim], list[str]]:
-    """The corrections of the question's premises, then the proof's answer, as sentences; their claims
-    (spanning each sentence without the lead-in) and each claim's HOW."""
-    parts = [(c.proof, c.passages) for c in ctx.corrections]
+    """The corrections of the question's premises, the limits its values are past ("No. …; EUR 220 is above
+    it."), then the proof's answer, as sentences; their claims (spanning each proved sentence without the
+    lead-in and the words after it) and each claim's HOW."""
+    parts: list[tuple[Any, list[Any], str, str]] = [
+        (c.proof, c.passages, _NOT_RIGHT[chinese] if i == 0 else "", "") for i, c in enumerate(ctx.corrections)]
+    for b in ctx.breaches:
+        parts.append((b.proof, b.passages, *breach_words(b, ctx.question, chinese=chinese)))
     if ctx.proof is not None:
-        parts.append((ctx.proof, ctx.proof_passages))
+        parts.append((ctx.proof, ctx.proof_passages, "", ""))
     text, claims, hows = "", [], []
-    for proof, stating in parts:
+    for proof, stating, lead, tail in parts:
         cites = _cites(shown, stating, chinese)
         sentence = compose(proof, rulebase, cites, chinese=chinese, stated=stated_value(proof, shown))
-        lead = _NOT_RIGHT[chinese] if ctx.corrections and not text else ""
-        if lead and sentence.startswith("The "):
+        if lead == _NOT_RIGHT[chinese] and sentence.startswith("The "):
             sentence = "the" + sentence[3:]
-        text += ("" if not text or chinese else " ") + lead + sentence
         body = sentence.rstrip("。.")
-        start = len(text) - len(sentence)
+        start = len(text) + (0 if not text or chinese else 1) + len(lead)
+        text += ("" if not text or chinese else " ") + lead + (body + tail if tail else sentence)
         claims.append(Claim(proof.fact, body, start, start + len(body), [shown[i - 1].doc_id for i in cites],
                             extractor="proof"))
         hows.append(proof.how)
@@ -103,7 +108,7 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
     proof answers (it wins), in sentences composed from it (the corrections first), citing the sources that
     state its facts; its claims are verified like any other."""
     shown = list(prompt.passages)
-    for p in [*(p for c in ctx.corrections for p in c.passages), *ctx.proof_passages]:
+    for p in [*ctx.check_passages, *ctx.proof_passages]:
         if not any(_same_chunk(p, s) for s in shown):
             shown.append(p)
     text, claims, hows = _composed(ctx, rulebase, shown, prompts.is_chinese(q))
@@ -117,9 +122,13 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
     said = f" (it said: {model_said[:160]!r})" if model_said else ""
     reasons = [f"the question's premise is wrong: {c.premise.fact.relation} is {format_value(c.proof.value)}, "
                f"not {format_value(c.stated)} (CF {c.proof.cf:.2f}, from {_how(c.proof)})" for c in ctx.corrections]
+    reasons += [f"the question's {format_value(b.stated)} is {'above' if b.direction == 'upper' else 'below'} the "
+                f"{b.proof.goal.relation} limit of {format_value(b.proof.value)} (CF {b.proof.cf:.2f}, from {_how(b.proof)})"
+                for b in ctx.breaches]
     if ctx.proof is not None:
         reasons.append(f"the rules proved the answer (CF {ctx.proof.cf:.2f}, from {_how(ctx.proof)})")
-    reason = "; ".join(reasons) + "; the model's answer did not " + ("say so" if ctx.corrections else "state it") + said
+    reason = "; ".join(reasons) + "; the model's answer did not " + \
+        ("say so" if ctx.corrections or ctx.breaches else "state it") + said
     ok = all(r.verdict == "supported" for r in reports) and not violations_of(verification)
     cited = replace(prompt, passages=shown)
     status: Status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")

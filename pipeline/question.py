@@ -249,12 +249,13 @@ def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
 
 
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
-                   described: Sequence[EntityMention] = ()) -> QuestionFocus:
+                   described: Sequence[EntityMention] = (), types: frozenset[str] | None = None) -> QuestionFocus:
     """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
     needs every argument but the last bound by an entity the question names (or by the type's only
     entity, or one it ``described`` by a value: pipeline.described), a last argument whose type fits the
-    question's answer type, and at least ``min_score`` of one of the relation's names in the question."""
-    types = answer_types(question)
+    question's answer type (or one of ``types``, when given), and at least ``min_score`` of one of the
+    relation's names in the question."""
+    types = answer_types(question) if types is None else types
     terms = frozenset(content_terms(question))
     focus = QuestionFocus(question, types, terms=terms)
     if rulebase is None:

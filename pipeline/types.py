@@ -129,6 +129,7 @@ class AnswerResult:
     flagged_draft: FlaggedDraft | None = None
     proof: dict | None = None            # the rule engine's proof of the answer (HOW), when it gave one
     premise_corrections: list[dict] = field(default_factory=list)   # premises of the question the rules disprove
+    limit_breaches: list[dict] = field(default_factory=list)   # the question's values past a limit the rules prove
     quarantined: list[dict] = field(default_factory=list)   # retrieved passages set apart as instructions
     followups: list[str] = field(default_factory=list)      # the multi-hop retrieval queries
 

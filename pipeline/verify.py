@@ -38,6 +38,7 @@ class VerifyResult:
     quarantined: list[dict] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     premise_corrections: list[dict] = field(default_factory=list)   # premises of the question the rules disprove
+    limit_breaches: list[dict] = field(default_factory=list)   # the question's values past a limit the rules prove
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -152,7 +153,8 @@ def verify_with(answerer: Any, question: str, answer: str, passages: Sequence[st
     return VerifyResult(q, check.answer, status, reason, check.reports, check.violations, citations, check.gaps,
                         "passages" if passages is not None else "kb", ctx.proof.to_dict() if ctx.proof else None,
                         [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
-                         for p in ctx.quarantined], timings, [c.to_dict() for c in ctx.corrections])
+                         for p in ctx.quarantined], timings, [c.to_dict() for c in ctx.corrections],
+                        [b.to_dict() for b in ctx.breaches])
 
 
 def verify(question: str, answer: str, passages: Sequence[str] | None = None, *, kb: str | Path | None = None,

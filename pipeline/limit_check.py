@@ -1,0 +1,161 @@
+"""Limit checks: a yes/no question that puts a value of its own to a limit the rules prove. "Can I book a
+EUR 220 per night hotel in Munich?" states EUR 220; the rules prove the hotel limit for Munich is EUR 180,
+so the answer is "no". A value within the limit proves nothing: a "yes" needs every condition the
+documents set, and a limit is only one of them (English and Chinese cues; other languages check nothing)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pipeline.answer_check import states_value
+from pipeline.extraction import mask_citations, sentences
+from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
+                               stated_values)
+from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, say_value
+from symbolic import BackwardChainer
+from symbolic.values import format_value, value_type
+
+# The relations a stated value can be must trail the best-named one by more than this share of their names,
+# or the value may be about one of them ("a total discount of 14 %" names the representative's 3 % maximum
+# (0.75) and the order's volume discount (0.67) alike). "a flight … of 5 hours" keeps the business class
+# minimum (0.8) against flight booking in advance (0.33).
+RIVAL_MARGIN = 0.3
+# The least of a relation's name the question must use: one word of "hotel limit in a city" (the city is
+# the question's entity; types and the bound arguments narrow the rest).
+MIN_SCORE = 0.3
+
+# The words that make a relation a limit, and which way: an upper bound (a maximum, a deadline, a window
+# to act within) or a lower one. A name with both, or neither ("warranty period", "probation"), is no limit.
+_UPPER = re.compile(r"\b(?:max|maximum|limit|limits|cap|ceiling|deadline|within|window|up to|at most)\b|"
+                    r"上限|最高|最多|不超过|以内|期限", re.IGNORECASE)
+_LOWER = re.compile(r"\b(?:min|minimum|floor|at least)\b|下限|最低|最少|最短|最小|至少|不少于|不低于", re.IGNORECASE)
+
+# The question asks whether something is allowed ("Can I …", "Is … acceptable", "…可以…吗"). One that asks
+# whether something is needed, refused or too much ("Do I need approval", "Is it too short", "需要…吗")
+# turns "no" around, so it is checked not at all.
+_PERMISSION_EN = re.compile(r"^\W*(?:can|could|may|might|is|are|will|would|does|do)\b.*[?]\s*$", re.IGNORECASE)
+_PERMISSION_ZH = re.compile(r"(?:可以|能|允许|行).*吗\s*[？?]?\s*$|能否|可否|能不能|可不可以")
+_TURNED = re.compile(r"\b(?:need|needs|needed|require|required|requires|must|have to|has to|too|exceed|exceeds|"
+                     r"exceeded|over|above|below|under|reject\w*|den(?:y|ied)|refus\w*|not|never|forbidden|"
+                     r"prohibited|violat\w*)\b|n't|需要|必须|须|超标|超过|超出|违反|拒绝|不能|不可以|不允许|禁止|多少|几",
+                     re.IGNORECASE)
+
+
+@dataclass
+class LimitBreach:
+    """A value the question states, past the limit the rules prove for it."""
+    stated: Any
+    span: tuple[int, int]                  # where the question states it
+    direction: str                         # "upper" (a maximum) or "lower" (a minimum)
+    proof: ProvenAnswer                    # the limit
+    passages: list[Any] = field(default_factory=list)   # the chunks stating the proof's facts
+
+    def to_dict(self) -> dict:
+        return {"stated": format_value(self.stated), "direction": self.direction, "proved": self.proof.to_dict()}
+
+
+def limit_direction(sig: Any) -> str | None:
+    """"upper" or "lower" when the relation's names make it a limit one way only, else None."""
+    names = " ".join([*relation_names(sig), " ".join(sig.name.split("_"))])
+    upper, lower = bool(_UPPER.search(names)), bool(_LOWER.search(names))
+    return None if upper == lower else ("upper" if upper else "lower")
+
+
+def asks_permission(question: str) -> bool:
+    """The question's last sentence asks whether something is allowed, with no word that turns the answer
+    around (need, too, exceed, not, 需要, 超过, …)."""
+    parts = [question[s:e].strip() for s, e in sentences(question) if question[s:e].strip()]
+    if not parts:
+        return False
+    last = parts[-1]
+    chinese = any("\u4e00" <= ch <= "\u9fff" for ch in last)
+    return not _TURNED.search(last) and (_PERMISSION_ZH if chinese else _PERMISSION_EN).search(last) is not None
+
+
+def _value_types(value: Any) -> frozenset[str]:
+    kind = value_type(value)
+    return frozenset({kind, "quantity"} if kind == "number" else {kind})
+
+
+def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int]) -> list[Goal]:
+    """The goals whose value ``value`` can be: the relation's value fits it, every other argument is bound
+    (by the question's entities or another of its values, never this one), best named first."""
+    parsed = parse_question(focus.question, rulebase, min_score=MIN_SCORE, described=focus.entities,
+                            types=_value_types(value))
+    return [g for g in parsed.goals
+            if span not in g.stated and param_fits(rulebase.relations[g.relation].params[-1], value)]
+
+
+def _limit_goal(goals: list[Goal], rulebase: Any) -> tuple[Goal, str] | None:
+    """The one limit a stated value is put to: the best-named relation, a limit, with one binding, and no
+    relation named within RIVAL_MARGIN of it that is not a limit the same way."""
+    if not goals:
+        return None
+    top = goals[0]
+    direction = limit_direction(rulebase.relations[top.relation])
+    if direction is None:
+        return None
+    same = [g for g in goals if g.relation == top.relation]
+    if len(same) > 1:
+        return None          # two cities, two products: which one the value is about is not known
+    for g in goals:
+        if g.relation != top.relation and g.score >= top.score - RIVAL_MARGIN \
+                and limit_direction(rulebase.relations[g.relation]) != direction:
+            return None
+    return top, direction
+
+
+def _past(value: Any, limit: Any, direction: str) -> bool:
+    try:
+        return bool(value > limit) if direction == "upper" else bool(value < limit)
+    except (TypeError, ValueError):   # another currency or dimension: not comparable, so no breach
+        return False
+
+
+def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,
+                    margin: float = MARGIN) -> list[LimitBreach]:
+    """Each value a permission question states that is past the limit the rules prove, unambiguously,
+    for it (empty for any other question)."""
+    if not asks_permission(focus.question):
+        return []
+    chainer: BackwardChainer | None = None
+    out: list[LimitBreach] = []
+    for value, s, e in stated_values(focus.question, focus.entities):
+        picked = _limit_goal(_candidates(focus, rulebase, value, (s, e)), rulebase)
+        if picked is None:
+            continue
+        goal, direction = picked
+        if chainer is None:
+            chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
+        proof = best_proof(chainer, goal, margin)
+        if proof is not None and _past(value, proof.value, direction) and all(b.proof.goal != goal for b in out):
+            out.append(LimitBreach(value, (s, e), direction, proof))
+    return out
+
+
+def breach_gap(answer: str, values: Sequence[Any], breaches: Sequence[LimitBreach], rulebase: Any) -> str | None:
+    """None when ``answer`` states each breached limit and does not open with a yes; otherwise what it
+    must say (``values``: the values its claims and mentions state)."""
+    if not breaches:
+        return None
+    text = mask_citations(answer)
+    says_yes = re.match(r"^\W*(?:yes\b|可以|能|允许)", text, re.IGNORECASE) is not None
+    missing = [b for b in breaches if not states_value(text, values, b.proof.value)]
+    if not says_yes and not missing:
+        return None
+    said = "; ".join(f"{format_value(b.stated)} is {'above' if b.direction == 'upper' else 'below'} the "
+                     f"{relation_label(rulebase, b.proof.goal.relation)} of {format_value(b.proof.value)}"
+                     for b in (missing or breaches))
+    return f"the answer is no ({said}), and the answer " + ("says yes" if says_yes else "does not say so")
+
+
+def breach_words(breach: LimitBreach, question: str, *, chinese: bool) -> tuple[str, str]:
+    """What a composed answer says before and after the limit's sentence: "No. " and ". EUR 220 is above
+    this limit." (the value as the question writes it). The value gets a sentence of its own: in the limit's
+    sentence a reader would take it for the limit of the last entity named ("Tier 1) [1]; EUR 220")."""
+    s, e = breach.span
+    asked = question[s:e] or say_value(breach.stated, chinese)
+    if chinese:
+        return "不可以。", f"。{asked}{'超出了这一上限' if breach.direction == 'upper' else '低于这一下限'}。"
+    return "No. ", f". {asked} is {'above this limit' if breach.direction == 'upper' else 'below this minimum'}."

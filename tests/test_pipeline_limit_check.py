@@ -1,0 +1,153 @@
+"""Limit checks: a yes/no question putting a value of its own to a limit the rules prove gets "no" when the
+value is past it, and nothing at all otherwise (a "yes" needs every condition; a limit is only one)."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import Answerer, AnswererConfig
+from pipeline.kb_facts import KBFactCache
+from pipeline.limit_check import asks_permission, breach_gap, breached_limits, limit_direction
+from pipeline.prompts import ABSTAIN_SENTINEL
+from pipeline.question import parse_question
+from symbolic.values import Money, Quantity
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
+
+RULES = """
+type city "city"
+entity city munich "Munich" aka "慕尼黑"
+entity city berlin "Berlin" aka "柏林"
+type product "product"
+entity product ax_200 "AX-200"
+type policy "policy"
+entity policy travel_policy "travel policy"
+relation hotel_limit(c: city, m: money[EUR]) "hotel limit per night" aka "每晚住宿上限"
+relation min_flight_hours(p: policy, h: duration[hour]) "business class minimum flight time"
+relation battery_warranty(p: product, d: duration[month]) "battery warranty"
+relation rep_discount_max(p: policy, x: percent) "discretionary discount of a sales representative"
+relation volume_discount(p: product, x: percent) "volume discount"
+pattern P_HOTEL: "hotel limit per night in {city} is {m:money}" -> hotel_limit(city, m)
+pattern P_FLIGHT: "business class minimum flight time (of|is) {h:duration}" -> min_flight_hours(travel_policy, h)
+pattern P_BATTERY: "{product} battery warranty is {d:duration}" -> battery_warranty(product, d)
+pattern P_REP: "sales representative may add up to {x:percent}" -> rep_discount_max(travel_policy, x)
+pattern P_VOLUME: "{product} volume discount is {x:percent}" -> volume_discount(product, x)
+"""
+HOTEL = FakePassage("travel.md", "The hotel limit per night in Munich is EUR 180. "
+                                 "The hotel limit per night in Berlin is EUR 140.", 0.5, chunk_id="ho")
+FLIGHT = FakePassage("flights.md", "The business class minimum flight time is 6 hours.", 0.4, chunk_id="fl")
+SALES = FakePassage("sales.md", "The AX-200 battery warranty is 12 months. A sales representative may add up to "
+                                "3 % discount. The AX-200 volume discount is 8 %.", 0.3, chunk_id="sa")
+KB = [HOTEL, FLIGHT, SALES]
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "t.rules")
+
+
+def breaches(rb, question):
+    facts = KBFactCache().get(FixedRetriever(KB), rb).facts
+    return [(b.proof.goal.relation, b.stated, b.direction, b.proof.value)
+            for b in breached_limits(parse_question(question, rb), rb, facts)]
+
+
+def test_a_limit_is_named_one_way_only(rb):
+    assert limit_direction(rb.relations["hotel_limit"]) == "upper"
+    assert limit_direction(rb.relations["min_flight_hours"]) == "lower"
+    assert limit_direction(rb.relations["rep_discount_max"]) == "upper"       # from its id: rep discount max
+    # a warranty period or a plain discount bounds nothing by its name
+    assert limit_direction(rb.relations["battery_warranty"]) is None
+    assert limit_direction(rb.relations["volume_discount"]) is None
+
+
+def test_only_a_question_asking_whether_something_is_allowed_is_checked():
+    for q in ["Can I book a EUR 220 hotel in Munich?", "Is a 20-character password acceptable?",
+              "My trip ended in March. Will it be reimbursed?", "深圳员工住宿每晚 800 元，可以全额报销吗？",
+              "单程 8 小时能否坐飞机？"]:
+        assert asks_permission(q), q
+    # "no" would turn around where the question asks whether something is needed, too much or refused
+    for q in ["Do I need approval for a EUR 220 hotel in Munich?", "Is EUR 220 too much for Munich?",
+              "Will a EUR 220 hotel be rejected?", "Can't I book a EUR 220 hotel?", "住宿每晚 800 元需要审批吗？",
+              "深圳员工住宿每晚最多可以报销多少？", "What is the hotel limit in Munich?",
+              "Can I book a EUR 220 hotel in Munich", ""]:
+        assert not asks_permission(q), q
+
+
+def test_a_value_past_the_proved_limit_breaches_it(rb):
+    assert breaches(rb, "Can I book a EUR 220 per night hotel in Munich?") == \
+        [("hotel_limit", Money(220.0, "EUR"), "upper", Money(180.0, "EUR"))]
+    assert breaches(rb, "May I fly business class on a flight of 5 hours?") == \
+        [("min_flight_hours", Quantity(5.0, "hour"), "lower", Quantity(6.0, "hour"))]
+    assert breaches(rb, "在慕尼黑每晚住宿 220 欧元可以吗？") == \
+        [("hotel_limit", Money(220.0, "EUR"), "upper", Money(180.0, "EUR"))]
+
+
+def test_a_value_within_the_limit_or_put_to_no_clear_limit_proves_nothing(rb):
+    # within the limit: a "yes" would need every other condition too
+    assert breaches(rb, "Can I book a EUR 150 per night hotel in Munich?") == []
+    assert breaches(rb, "May I fly business class on a flight of 7 hours?") == []
+    # a warranty period is no limit by its name; the question asks "for free", not about the period
+    assert breaches(rb, "Will Northwind replace the AX-200 battery warranty part after 14 months?") == []
+    # "a discount of 14 %" names the representative's maximum and the volume discount alike
+    assert breaches(rb, "Can a sales representative give a discount of 14 % on the AX-200?") == []
+    # two cities: which one the value is about is not known
+    assert breaches(rb, "Can I book a EUR 160 per night hotel in Munich or Berlin?") == []
+    # another currency is not comparable; a question asking whether approval is needed is not checked
+    assert breaches(rb, "Can I book a USD 220 per night hotel in Munich?") == []
+    assert breaches(rb, "Do I need approval for a EUR 220 per night hotel in Munich?") == []
+
+
+def test_the_breach_gap_asks_for_no_and_the_limit(rb):
+    facts = KBFactCache().get(FixedRetriever(KB), rb).facts
+    found = breached_limits(parse_question("Can I book a EUR 220 per night hotel in Munich?", rb), rb, facts)
+    assert breach_gap("Yes, you can book it [1].", [], found, rb) == (
+        "the answer is no (220 EUR is above the hotel limit per night of 180 EUR), and the answer says yes")
+    assert breach_gap("Hotels in Munich are expensive [1].", [], found, rb).endswith("does not say so")
+    assert breach_gap("No: the hotel limit in Munich is EUR 180 [1].", [Money(180.0, "EUR")], found, rb) is None
+    assert breach_gap("Anything [1].", [], [], rb) is None
+
+
+def make(rb, answers):
+    gen = ScriptedGenerator(answers)
+    return Answerer(gen, FixedRetriever(KB), rb, AnswererConfig()), gen
+
+
+def test_a_draft_that_does_not_say_no_is_replaced_by_the_limit(rb):
+    for draft in [ABSTAIN_SENTINEL, "Yes, you can book a hotel in Munich [1]."]:
+        a, gen = make(rb, [draft])
+        r = a.ask("Can I book a EUR 220 per night hotel in Munich?")
+        assert len(gen.calls) == 1 and r.status == "verified", r.reason
+        assert r.answer == ("No. The hotel limit per night for Munich is EUR 180 [1]. "
+                            "EUR 220 is above this limit.")
+        assert [(c.relation, c.verdict, c.extractor) for c in r.claims] == [("hotel_limit", "supported", "proof")]
+        assert r.answer[r.claims[0].start:r.claims[0].end] == "The hotel limit per night for Munich is EUR 180 [1]"
+        assert [c.doc_id for c in r.citations] == ["travel.md"]
+        assert "the question's 220 EUR is above the hotel_limit limit of 180 EUR" in r.reason
+        assert r.limit_breaches[0]["stated"] == "220 EUR" and r.limit_breaches[0]["direction"] == "upper"
+        assert r.limit_breaches[0]["proved"]["value"] == "180 EUR"
+
+
+def test_a_draft_that_says_no_with_the_limit_is_kept(rb):
+    right = "No. The hotel limit per night in Munich is EUR 180 [1]."
+    a, _ = make(rb, [right])
+    r = a.ask("Can I book a EUR 220 per night hotel in Munich?")
+    assert r.status == "verified" and r.answer == right
+
+
+def test_a_lower_limit_and_a_chinese_question(rb):
+    a, _ = make(rb, [ABSTAIN_SENTINEL])
+    r = a.ask("May I fly business class on a flight of 5 hours?")
+    assert r.status == "verified", r.reason
+    assert r.answer == "No. The business class minimum flight time is 6 hours [1]. 5 hours is below this minimum."
+    a, _ = make(rb, [ABSTAIN_SENTINEL])
+    r = a.ask("在慕尼黑每晚住宿 220 欧元可以吗？")
+    assert r.status == "verified", r.reason
+    assert r.answer == "不可以。慕尼黑的每晚住宿上限为180 欧元 [1]。220 欧元超出了这一上限。"
+
+
+def test_verify_flags_a_yes_past_the_limit(rb):
+    a, _ = make(rb, [])
+    r = a.verify("Can I book a EUR 220 per night hotel in Munich?", "Yes: Munich hotels are covered.")
+    assert r.status == "flagged" and r.limit_breaches[0]["proved"]["value"] == "180 EUR"
+    assert any(g.startswith("the answer is no (220 EUR is above the hotel limit per night") for g in r.gaps), r.gaps
+    ok = a.verify("Can I book a EUR 220 per night hotel in Munich?", "No, the hotel limit in Munich is EUR 180.")
+    assert ok.status == "verified", ok.reason

@@ -37,8 +37,8 @@ _LOWER = re.compile(r"\b(?:min|minimum|floor|at least)\b|下限|最低|最少|�
 _PERMISSION_EN = re.compile(r"^\W*(?:can|could|may|might|is|are|will|would|does|do)\b.*[?]\s*$", re.IGNORECASE)
 _PERMISSION_ZH = re.compile(r"(?:可以|能|允许|行).*吗\s*[？?]?\s*$|能否|可否|能不能|可不可以")
 _TURNED = re.compile(r"\b(?:need|needs|needed|require|required|requires|must|have to|has to|too|exceed|exceeds|"
-                     r"exceeded|over|above|below|under|reject\w*|den(?:y|ied)|refus\w*|not|never|forbidden|"
-                     r"prohibited|violat\w*)\b|n't|需要|必须|须|超标|超过|超出|违反|拒绝|不能|不可以|不允许|禁止|多少|几",
+                     r"exceeded|reject\w*|den(?:y|ied)|refus\w*|not|never|forbidden|prohibited|violat\w*)\b|"
+                     r"\b(?:over|above|below|under|beyond)\s+\w|n't|需要|必须|须|超标|超过|超出|违反|拒绝|不能|不可以|不允许|禁止|多少|几",
                      re.IGNORECASE)
 
 

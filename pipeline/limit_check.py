@@ -42,6 +42,11 @@ _TURNED = re.compile(r"\b(?:need|needs|needed|require|required|requires|must|hav
                      re.IGNORECASE)
 
 
+# How an answer says yes (at its start) and no (anywhere: "Unfortunately not", "不可以", "须经批准").
+_YES = re.compile(r"^\W*(?:yes\b|sure\b|of course\b|可以|能|允许)", re.IGNORECASE)
+_NO = re.compile(r"\b(?:no|not|cannot|never|only)\b|n't|不|没有|无法|否|只能|仅", re.IGNORECASE)
+
+
 @dataclass
 class LimitBreach:
     """A value the question states, past the limit the rules prove for it."""
@@ -135,14 +140,14 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
 
 
 def breach_gap(answer: str, values: Sequence[Any], breaches: Sequence[LimitBreach], rulebase: Any) -> str | None:
-    """None when ``answer`` states each breached limit and does not open with a yes; otherwise what it
-    must say (``values``: the values its claims and mentions state)."""
+    """None when ``answer`` says no and states each breached limit; otherwise what it must say (``values``:
+    the values its claims and mentions state). Stating the limit alone leaves the asker to compare."""
     if not breaches:
         return None
     text = mask_citations(answer)
-    says_yes = re.match(r"^\W*(?:yes\b|可以|能|允许)", text, re.IGNORECASE) is not None
+    says_yes = _YES.match(text) is not None
     missing = [b for b in breaches if not states_value(text, values, b.proof.value)]
-    if not says_yes and not missing:
+    if not says_yes and not missing and _NO.search(text):
         return None
     said = "; ".join(f"{format_value(b.stated)} is {'above' if b.direction == 'upper' else 'below'} the "
                      f"{relation_label(rulebase, b.proof.goal.relation)} of {format_value(b.proof.value)}"

@@ -103,6 +103,10 @@ def test_the_breach_gap_asks_for_no_and_the_limit(rb):
         "the answer is no (220 EUR is above the hotel limit per night of 180 EUR), and the answer says yes")
     assert breach_gap("Hotels in Munich are expensive [1].", [], found, rb).endswith("does not say so")
     assert breach_gap("No: the hotel limit in Munich is EUR 180 [1].", [Money(180.0, "EUR")], found, rb) is None
+    assert breach_gap("不可以，慕尼黑的上限是 180 欧元 [1]。", [Money(180.0, "EUR")], found, rb) is None
+    # the limit alone leaves the asker to compare
+    assert breach_gap("The hotel limit in Munich is EUR 180 [1].", [Money(180.0, "EUR")], found, rb) \
+        .endswith("does not say so")
     assert breach_gap("Anything [1].", [], [], rb) is None
 
 

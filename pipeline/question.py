@@ -163,13 +163,37 @@ def entity_label(rulebase: Any, value: Any) -> str:
     return e.label if e else str(value)
 
 
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
+    """The share of a Chinese name's characters that the question's bigrams cover; None for a name with any
+    Latin letter. By bigrams alone "住宿" would be 1 of the 5 of "城市住宿标准" where "hotel" is 1 of the 3 words of
+    "hotel limit in a city": one word of three either way."""
+    runs = _CJK_RUN.findall(name)
+    if not runs or re.search(r"[A-Za-z]", name):
+        return None
+    covered = 0
+    for run in runs:
+        hit = [False] * len(run)
+        for i in range(len(run) - 1):
+            if run[i:i + 2] in q_terms:
+                hit[i] = hit[i + 1] = True
+        covered += sum(hit)
+    return covered / sum(len(r) for r in runs)
+
+
 def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
-    """The best share of one of the relation's names (label, aliases, id words) that the question uses."""
+    """The best share of one of the relation's names (label, aliases, id words) that the question uses: of
+    its words, or of a Chinese name's characters."""
     best = 0.0
     for name in relation_names(sig):
         t = content_terms(name)
         if t:
             best = max(best, len(t & q_terms) / len(t))
+        share = _chinese_share(name, q_terms)
+        if share is not None:
+            best = max(best, share)
     return best
 
 

@@ -8,7 +8,8 @@ from pipeline import Answerer, AnswererConfig
 from pipeline.kb_facts import KBFactCache
 from pipeline.limit_check import asks_permission, breach_gap, breached_limits, limit_direction
 from pipeline.prompts import ABSTAIN_SENTINEL
-from pipeline.question import parse_question
+from pipeline.context import content_terms
+from pipeline.question import parse_question, relation_score
 from symbolic.values import Money, Quantity
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
@@ -25,18 +26,23 @@ relation min_flight_hours(p: policy, h: duration[hour]) "business class minimum 
 relation battery_warranty(p: product, d: duration[month]) "battery warranty"
 relation rep_discount_max(p: policy, x: percent) "discretionary discount of a sales representative"
 relation volume_discount(p: product, x: percent) "volume discount"
+type cn_city "city in China"
+entity cn_city shanghai "上海"
+relation cn_hotel_limit(c: cn_city, m: money[CNY]) "城市住宿标准"
 pattern P_HOTEL: "hotel limit per night in {city} is {m:money}" -> hotel_limit(city, m)
 pattern P_FLIGHT: "business class minimum flight time (of|is) {h:duration}" -> min_flight_hours(travel_policy, h)
 pattern P_BATTERY: "{product} battery warranty is {d:duration}" -> battery_warranty(product, d)
 pattern P_REP: "sales representative may add up to {x:percent}" -> rep_discount_max(travel_policy, x)
 pattern P_VOLUME: "{product} volume discount is {x:percent}" -> volume_discount(product, x)
+pattern P_CN_HOTEL: "{cn_city} ... 住宿标准 ... {m:money}" -> cn_hotel_limit(cn_city, m)
 """
 HOTEL = FakePassage("travel.md", "The hotel limit per night in Munich is EUR 180. "
                                  "The hotel limit per night in Berlin is EUR 140.", 0.5, chunk_id="ho")
 FLIGHT = FakePassage("flights.md", "The business class minimum flight time is 6 hours.", 0.4, chunk_id="fl")
 SALES = FakePassage("sales.md", "The AX-200 battery warranty is 12 months. A sales representative may add up to "
                                 "3 % discount. The AX-200 volume discount is 8 %.", 0.3, chunk_id="sa")
-KB = [HOTEL, FLIGHT, SALES]
+CN_HOTEL = FakePassage("zh/travel.md", "上海的住宿标准为每晚 700 元。", 0.2, chunk_id="zh")
+KB = [HOTEL, FLIGHT, SALES, CN_HOTEL]
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +85,16 @@ def test_a_value_past_the_proved_limit_breaches_it(rb):
         [("min_flight_hours", Quantity(5.0, "hour"), "lower", Quantity(6.0, "hour"))]
     assert breaches(rb, "在慕尼黑每晚住宿 220 欧元可以吗？") == \
         [("hotel_limit", Money(220.0, "EUR"), "upper", Money(180.0, "EUR"))]
+
+
+def test_a_chinese_name_is_scored_by_the_characters_the_question_covers(rb):
+    # "住宿" is one word of the three of "城市住宿标准" (2 of 6 characters), though one bigram of five
+    terms = frozenset(content_terms("深圳员工在上海出差，住宿每晚 800 元，可以全额报销吗？"))
+    assert relation_score(rb.relations["cn_hotel_limit"], terms) == pytest.approx(2 / 6)
+    assert relation_score(rb.relations["cn_hotel_limit"], frozenset(content_terms("城市的标准"))) == \
+        pytest.approx(4 / 6)
+    assert breaches(rb, "深圳员工在上海出差，住宿每晚 800 元，可以全额报销吗？") == \
+        [("cn_hotel_limit", Money(800.0, "CNY"), "upper", Money(700.0, "CNY"))]
 
 
 def test_a_value_within_the_limit_or_put_to_no_clear_limit_proves_nothing(rb):

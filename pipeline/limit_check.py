@@ -12,7 +12,7 @@ from pipeline.answer_check import states_value
 from pipeline.extraction import mask_citations, sentences
 from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
                                stated_values)
-from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, say_value
+from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
 from symbolic import BackwardChainer
 from symbolic.values import format_value, value_type
 
@@ -155,12 +155,10 @@ def breach_gap(answer: str, values: Sequence[Any], breaches: Sequence[LimitBreac
     return f"the answer is no ({said}), and the answer " + ("says yes" if says_yes else "does not say so")
 
 
-def breach_words(breach: LimitBreach, question: str, *, chinese: bool) -> tuple[str, str]:
-    """What a composed answer says before and after the limit's sentence: "No. " and ". EUR 220 is above
-    this limit." (the value as the question writes it). The value gets a sentence of its own: in the limit's
-    sentence a reader would take it for the limit of the last entity named ("Tier 1) [1]; EUR 220")."""
-    s, e = breach.span
-    asked = question[s:e] or say_value(breach.stated, chinese)
+def breach_words(breach: LimitBreach, *, chinese: bool) -> tuple[str, str]:
+    """What a composed answer says before and after the limit's sentence: "No. " and ". The value in the
+    question is above this limit." The asker's value is not repeated: an answer's values are claims about the
+    documents, and beside a limit a reader takes it for one ("Tier 1) [1]; EUR 220" read as Tier 1's limit)."""
     if chinese:
-        return "不可以。", f"。{asked}{'超出了这一上限' if breach.direction == 'upper' else '低于这一下限'}。"
-    return "No. ", f". {asked} is {'above this limit' if breach.direction == 'upper' else 'below this minimum'}."
+        return "不可以。", f"。问题中的数值{'超出了这一上限' if breach.direction == 'upper' else '低于这一下限'}。"
+    return "No. ", f". The value in the question is {'above this limit' if breach.direction == 'upper' else 'below this minimum'}."

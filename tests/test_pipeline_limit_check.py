@@ -137,7 +137,7 @@ def test_a_draft_that_does_not_say_no_is_replaced_by_the_limit(rb):
         r = a.ask("Can I book a EUR 220 per night hotel in Munich?")
         assert len(gen.calls) == 1 and r.status == "verified", r.reason
         assert r.answer == ("No. The hotel limit per night for Munich is EUR 180 [1]. "
-                            "EUR 220 is above this limit.")
+                            "The value in the question is above this limit.")
         assert [(c.relation, c.verdict, c.extractor) for c in r.claims] == [("hotel_limit", "supported", "proof")]
         assert r.answer[r.claims[0].start:r.claims[0].end] == "The hotel limit per night for Munich is EUR 180 [1]"
         assert [c.doc_id for c in r.citations] == ["travel.md"]
@@ -157,11 +157,11 @@ def test_a_lower_limit_and_a_chinese_question(rb):
     a, _ = make(rb, [ABSTAIN_SENTINEL])
     r = a.ask("May I fly business class on a flight of 5 hours?")
     assert r.status == "verified", r.reason
-    assert r.answer == "No. The business class minimum flight time is 6 hours [1]. 5 hours is below this minimum."
+    assert r.answer == "No. The business class minimum flight time is 6 hours [1]. The value in the question is below this minimum."
     a, _ = make(rb, [ABSTAIN_SENTINEL])
     r = a.ask("在慕尼黑每晚住宿 220 欧元可以吗？")
     assert r.status == "verified", r.reason
-    assert r.answer == "不可以。慕尼黑的每晚住宿上限为180 欧元 [1]。220 欧元超出了这一上限。"
+    assert r.answer == "不可以。慕尼黑的每晚住宿上限为180 欧元 [1]。问题中的数值超出了这一上限。"
 
 
 def test_verify_flags_a_yes_past_the_limit(rb):

@@ -68,7 +68,8 @@ def test_a_limit_is_named_one_way_only(rb):
 def test_only_a_question_asking_whether_something_is_allowed_is_checked():
     for q in ["Can I book a EUR 220 hotel in Munich?", "Is a 20-character password acceptable?",
               "My trip ended in March. Will it be reimbursed?", "深圳员工住宿每晚 800 元，可以全额报销吗？",
-              "单程 8 小时能否坐飞机？", "I have 8 days left. Can I carry them over?"]:
+              "单程 8 小时能否坐飞机？", "I have 8 days left. Can I carry them over?",
+              "Am I allowed to book a EUR 220 hotel?", "住宿每晚 800 元是否可以报销？"]:
         assert asks_permission(q), q
     # "no" would turn around where the question asks whether something is needed, too much or refused
     for q in ["Do I need approval for a EUR 220 hotel in Munich?", "Is EUR 220 too much for Munich?",

@@ -112,6 +112,17 @@ def _limit_goal(goals: list[Goal], rulebase: Any) -> tuple[Goal, str] | None:
     return top, direction
 
 
+_YEAR = re.compile(r"(?:\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                   r"in|of|since|before|after|until)\s+)$", re.IGNORECASE)
+
+
+def _a_year(question: str, s: int, e: int) -> bool:
+    """"March 2025", "in 2024", "2025 年": a year, not a count."""
+    text = question[s:e].strip()
+    return bool(re.fullmatch(r"(?:19|20|21)\d\d", text)) and (
+        _YEAR.search(question[:s]) is not None or question[e:].lstrip().startswith("年"))
+
+
 def _past(value: Any, limit: Any, direction: str) -> bool:
     try:
         return bool(value > limit) if direction == "upper" else bool(value < limit)
@@ -127,7 +138,10 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
         return []
     chainer: BackwardChainer | None = None
     out: list[LimitBreach] = []
-    for value, s, e in stated_values(focus.question, focus.entities):
+    values = stated_values(focus.question, focus.entities)
+    for value, s, e in values:
+        if any(value_type(v) == "number" and not _a_year(focus.question, vs, ve) for v, vs, ve in values if vs != s):
+            continue     # "EUR 300 for 2 nights": a count may scale the value (EUR 150 a night)
         picked = _limit_goal(_candidates(focus, rulebase, value, (s, e)), rulebase)
         if picked is None:
             continue

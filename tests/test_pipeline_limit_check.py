@@ -22,6 +22,7 @@ entity product ax_200 "AX-200"
 type policy "policy"
 entity policy travel_policy "travel policy"
 relation hotel_limit(c: city, m: money[EUR]) "hotel limit per night" aka "每晚住宿上限"
+relation hotel_stay(c: city, nights: number, m: money[EUR]) "hotel stay cost"
 relation min_flight_hours(p: policy, h: duration[hour]) "business class minimum flight time"
 relation battery_warranty(p: product, d: duration[month]) "battery warranty"
 relation rep_discount_max(p: policy, x: percent) "discretionary discount of a sales representative"
@@ -84,6 +85,9 @@ def test_a_value_past_the_proved_limit_breaches_it(rb):
         [("hotel_limit", Money(220.0, "EUR"), "upper", Money(180.0, "EUR"))]
     assert breaches(rb, "May I fly business class on a flight of 5 hours?") == \
         [("min_flight_hours", Quantity(5.0, "hour"), "lower", Quantity(6.0, "hour"))]
+    # a year is no count that could scale the value
+    assert breaches(rb, "My flight in March 2025 took 5 hours. May I fly business class on a flight of 5 hours?") \
+        == [("min_flight_hours", Quantity(5.0, "hour"), "lower", Quantity(6.0, "hour"))]
     assert breaches(rb, "在慕尼黑每晚住宿 220 欧元可以吗？") == \
         [("hotel_limit", Money(220.0, "EUR"), "upper", Money(180.0, "EUR"))]
 
@@ -106,6 +110,10 @@ def test_a_value_within_the_limit_or_put_to_no_clear_limit_proves_nothing(rb):
     assert breaches(rb, "Will Northwind replace the AX-200 battery warranty part after 14 months?") == []
     # "a discount of 14 %" names the representative's maximum and the volume discount alike
     assert breaches(rb, "Can a sales representative give a discount of 14 % on the AX-200?") == []
+    # "EUR 300 for 2 nights" may be the stay's cost (EUR 150 a night): the stay's relation is named as well
+    assert breaches(rb, "Can I book a EUR 300 hotel stay for 2 nights in Munich?") == []
+    # and where no relation names the stay, the count alone keeps the value from being taken for a night's
+    assert breaches(rb, "Can I book a EUR 300 hotel for 2 guests in Munich?") == []
     # two cities: which one the value is about is not known
     assert breaches(rb, "Can I book a EUR 160 per night hotel in Munich or Berlin?") == []
     # another currency is not comparable; a question asking whether approval is needed is not checked

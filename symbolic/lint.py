@@ -9,7 +9,7 @@ from .errors import Location, RuleError, source_line
 
 STATEMENT_KEYWORDS = ["include", "type", "entity", "relation", "pattern", "fact", "rule", "goal", "rate",
                       "holiday", "link"]
-KEYWORDS = STATEMENT_KEYWORDS + ["aka", "unique", "cf", "salience", "if", "then", "and", "or", "not", "assert",
+KEYWORDS = STATEMENT_KEYWORDS + ["aka", "unique", "limit", "cf", "salience", "if", "then", "and", "or", "not", "assert",
                                  "violation"]
 _STRING_OR_COMMENT = re.compile(r're?"(?:[^"\\\n]|\\.)*"|#[^\n]*')
 # "$5,000" outside quotes: the comma would split it into two arguments (5 and 000)

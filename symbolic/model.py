@@ -171,6 +171,11 @@ class Param:
         return (f"{self.name}: " if self.name else "") + self.type + (f"[{self.unit}]" if self.unit else "")
 
 
+# What a relation's value is to a value the asker states (`limit upper`: a maximum, a deadline; `limit
+# lower`: a minimum; `limit none`: not a limit, whatever its name says).
+LIMIT_KINDS = ("upper", "lower", "none")
+
+
 @dataclass
 class RelationSig:
     name: str
@@ -179,6 +184,7 @@ class RelationSig:
     aliases: list[str]
     unique: bool          # declared `unique`: one value per subject even for an entity-typed last arg
     location: Location
+    limit: str | None = None   # declared `limit upper|lower|none`; None: read from the relation's names
 
     @property
     def arity(self) -> int:

@@ -188,13 +188,21 @@ class _Build(Transformer):
             self.err(f"cannot make an id from {text!r}: write one, e.g. entity {etype} my_id \"{text}\"", label)
         self.out.entities.append(m.Entity(ident, str(etype), text, aliases or [], self.loc(eid or label)))
 
+    def limit_kind(self, c):
+        kind = str(c[0])
+        if kind not in m.LIMIT_KINDS:
+            self.err(f"unknown limit '{kind}': write limit upper (a maximum, a deadline), limit lower (a minimum) "
+                     f"or limit none (no limit, whatever its name says)", c[0])
+            return None
+        return kind
+
     def relation_decl(self, c):
         name, *rest = c
         params = [p for p in rest if isinstance(p, m.Param)]
         tail = rest[len(params):]
-        label, aliases, unique = tail
+        label, aliases, unique, limit = tail
         self.out.relations.append(m.RelationSig(str(name), params, _unquote(str(label)) if label else None,
-                                                aliases or [], unique is not None, self.loc(name)))
+                                                aliases or [], unique is not None, self.loc(name), limit))
 
     def pattern_decl(self, c):
         pid, cf, text, atom = c

@@ -23,6 +23,8 @@ type policy "policy"
 entity policy travel_policy "travel policy"
 relation hotel_limit(c: city, m: money[EUR]) "hotel limit per night" aka "每晚住宿上限"
 relation hotel_stay(c: city, nights: number, m: money[EUR]) "hotel stay cost"
+relation return_period(p: product, d: duration[day]) "return period" limit upper
+relation speed_limit_signs(p: product, n: number) "speed limit signs" limit none
 relation min_flight_hours(p: policy, h: duration[hour]) "business class minimum flight time"
 relation battery_warranty(p: product, d: duration[month]) "battery warranty"
 relation rep_discount_max(p: policy, x: percent) "discretionary discount of a sales representative"
@@ -32,6 +34,7 @@ entity cn_city shanghai "上海"
 relation cn_hotel_limit(c: cn_city, m: money[CNY]) "城市住宿标准"
 pattern P_HOTEL: "hotel limit per night in {city} is {m:money}" -> hotel_limit(city, m)
 pattern P_FLIGHT: "business class minimum flight time (of|is) {h:duration}" -> min_flight_hours(travel_policy, h)
+pattern P_RETURN: "{product} return period is {d:duration}" -> return_period(product, d)
 pattern P_BATTERY: "{product} battery warranty is {d:duration}" -> battery_warranty(product, d)
 pattern P_REP: "sales representative may add up to {x:percent}" -> rep_discount_max(travel_policy, x)
 pattern P_VOLUME: "{product} volume discount is {x:percent}" -> volume_discount(product, x)
@@ -40,7 +43,7 @@ pattern P_CN_HOTEL: "{cn_city} ... 住宿标准 ... {m:money}" -> cn_hotel_limit
 HOTEL = FakePassage("travel.md", "The hotel limit per night in Munich is EUR 180. "
                                  "The hotel limit per night in Berlin is EUR 140.", 0.5, chunk_id="ho")
 FLIGHT = FakePassage("flights.md", "The business class minimum flight time is 6 hours.", 0.4, chunk_id="fl")
-SALES = FakePassage("sales.md", "The AX-200 battery warranty is 12 months. A sales representative may add up to "
+SALES = FakePassage("sales.md", "The AX-200 return period is 14 days. The AX-200 battery warranty is 12 months. A sales representative may add up to "
                                 "3 % discount. The AX-200 volume discount is 8 %.", 0.3, chunk_id="sa")
 CN_HOTEL = FakePassage("zh/travel.md", "上海的住宿标准为每晚 700 元。", 0.2, chunk_id="zh")
 KB = [HOTEL, FLIGHT, SALES, CN_HOTEL]
@@ -64,6 +67,15 @@ def test_a_limit_is_named_one_way_only(rb):
     # a warranty period or a plain discount bounds nothing by its name
     assert limit_direction(rb.relations["battery_warranty"]) is None
     assert limit_direction(rb.relations["volume_discount"]) is None
+    # a rule author's declaration wins over the names: "return period" says no way, "speed limit signs" upper
+    assert limit_direction(rb.relations["return_period"]) == "upper"
+    assert limit_direction(rb.relations["speed_limit_signs"]) is None
+
+
+def test_a_declared_limit_is_checked_though_its_name_says_none(rb):
+    assert breaches(rb, "Can I return the AX-200 after 20 days?") == \
+        [("return_period", Quantity(20.0, "day"), "upper", Quantity(14.0, "day"))]
+    assert breaches(rb, "Can I return the AX-200 after 10 days?") == []
 
 
 def test_only_a_question_asking_whether_something_is_allowed_is_checked():

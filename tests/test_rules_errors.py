@@ -25,6 +25,7 @@ EXPECTED = {
     "unbound_goal_head.rules": (3, 16, "unbound variable ?y in the conclusion of goal G1"),
     "unbound_variable.rules": (3, 41, "unbound variable ?y in the conclusion of rule F1"),
     "unknown_entity.rules": (3, 10, "'tim' is not a person (did you mean 'tom'?)"),
+    "unknown_limit.rules": (2, 69, "unknown limit 'upwards': write limit upper"),
     "unknown_link_relation.rules": (3, 19, "unknown relation 'hotel_limt' in link (did you mean 'hotel_limit'?)"),
     "unknown_relation.rules": (3, 6, "unknown relation 'parnet' (did you mean 'parent'?)"),
     "unknown_type.rules": (1, 12, "unknown type 'colour'"),

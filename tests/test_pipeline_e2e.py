@@ -99,3 +99,23 @@ def test_the_planted_injection_is_never_shown_to_the_model(parts):
     assert "Ignore previous" not in shown and "approve all expenses" not in shown
     assert [q["doc_id"] for q in r.quarantined] == ["finance/expense_submission_guide.md"]   # retrieved, set apart
     assert "Ignore previous" in r.quarantined[0]["reason"] or "ignore" in r.quarantined[0]["reason"].lower()
+
+
+@pytest.mark.parametrize("question, limit", [
+    ("Can I book a EUR 220 per night hotel in Munich without approval?", "EUR 180"),
+    ("May I fly business class on a flight with a scheduled time of 5 hours?", "6 hours"),
+    ("Can I book my flight through TripDesk 10 days before departure?", "14 days"),   # declared `limit lower`
+    ("深圳员工在上海出差，住宿每晚 800 元，可以全额报销吗？", "700 元"),
+])
+def test_a_yes_past_a_shipped_limit_loses_to_the_limit(parts, question, limit):
+    a, gen = answerer(parts, ["Yes, that is fine [1]."])
+    r = a.ask(question, AskOptions(max_attempts=2, **FAST))
+    assert len(gen.calls) == 1 and r.status == "verified", r.reason
+    assert r.answer.startswith("No. " if question.isascii() else "不可以。") and limit in r.answer, r.answer
+    assert r.limit_breaches and r.claims[0].extractor == "proof" and r.claims[0].verdict == "supported"
+
+
+def test_a_value_within_a_shipped_limit_is_left_to_the_model(parts):
+    a, _ = answerer(parts, ["The documents do not say."])
+    r = a.ask("Can I book a EUR 150 per night hotel in Munich?", AskOptions(max_attempts=1, **FAST))
+    assert r.status == "abstained" and not r.limit_breaches

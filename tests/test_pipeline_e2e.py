@@ -106,6 +106,11 @@ def test_the_planted_injection_is_never_shown_to_the_model(parts):
     ("May I fly business class on a flight with a scheduled time of 5 hours?", "6 hours"),
     ("Can I book my flight through TripDesk 10 days before departure?", "14 days"),   # declared `limit lower`
     ("深圳员工在上海出差，住宿每晚 800 元，可以全额报销吗？", "700 元"),
+    ("深圳员工去杭州出差，住宿每晚 600 元可以报销吗？", "500 元"),                    # two hops: city -> tier
+    ("Can I claim EUR 90 per person for a client entertainment dinner?", "EUR 75"),
+    ("Can a sales representative add a 5 % discount?", "3 %"),
+    ("Can a site run only 3 Fleet Manager licences?", "5"),                          # a minimum count
+    ("Is the hotel limit in Paris EUR 200?", "EUR 180"),
 ])
 def test_a_yes_past_a_shipped_limit_loses_to_the_limit(parts, question, limit):
     a, gen = answerer(parts, ["Yes, that is fine [1]."])

@@ -11,7 +11,23 @@ def test_check_ok_and_json(capsys):
     assert main(["rules", "check", str(FIX / "hr")]) == 0
     assert "ok: 1 file(s), 4 relations, 3 entities, 4 patterns, 0 facts, 2 rules, 2 goals" in capsys.readouterr().out
     assert main(["rules", "check", str(FIX / "family"), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["goals"] == 7
+    out = json.loads(capsys.readouterr().out)
+    assert out["goals"] == 7 and out["limits"] == {"upper": [], "lower": []}
+
+
+def test_check_lists_the_limits_the_yes_no_checks_use(tmp_path, capsys):
+    (tmp_path / "l.rules").write_text(
+        'type policy "policy"\nentity policy p "policy"\n'
+        'relation hotel_limit(policy, money[EUR]) "hotel limit per night"\n'
+        'relation min_hours(policy, duration[hour]) "business class minimum flight time"\n'
+        'relation return_period(policy, duration[day]) "return period" limit upper\n'
+        'relation speed_limit_signs(policy, number) "speed limit signs" limit none\n', encoding="utf-8")
+    assert main(["rules", "check", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "upper limits: hotel_limit, return_period\n" in out and "lower limits: min_hours\n" in out
+    assert main(["rules", "check", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["limits"] == {"upper": ["hotel_limit", "return_period"],
+                                                             "lower": ["min_hours"]}
 
 
 def test_check_reports_errors_with_location(capsys):

@@ -58,11 +58,12 @@ def check(args: argparse.Namespace) -> int:
             print(f"{len(errs)} error(s)", file=sys.stderr)
         return 1
     failed = bool(rb.warnings) and args.strict
+    limits = _limits(rb)
     if args.json:
         print(json.dumps({"ok": not failed, "errors": [], "warnings": [_err_json(w) for w in rb.warnings],
                           "files": rb.files, "relations": len(rb.relations), "rules": len(rb.forward_rules),
                           "goals": len(rb.backward_rules), "patterns": len(rb.patterns), "facts": len(rb.facts),
-                          "links": len(rb.links)},
+                          "links": len(rb.links), "limits": limits},
                          ensure_ascii=False))
     else:
         for w in rb.warnings:
@@ -70,7 +71,25 @@ def check(args: argparse.Namespace) -> int:
         print(f"ok: {len(rb.files)} file(s), {len(rb.relations)} relations, {len(rb.entities)} entities, "
               f"{len(rb.patterns)} patterns, {len(rb.facts)} facts, {len(rb.forward_rules)} rules, "
               f"{len(rb.backward_rules)} goals, {len(rb.links)} links, {len(rb.warnings)} warning(s)")
+        for kind in ("upper", "lower"):
+            if limits[kind]:
+                print(f"{kind} limits: {', '.join(limits[kind])}")
+        if limits["upper"] or limits["lower"]:
+            print("  (a yes/no question's value past one is answered no; `limit upper|lower|none` on a relation "
+                  "overrides what its names say)")
     return 1 if failed else 0
+
+
+def _limits(rb) -> dict[str, list[str]]:
+    """The value relations the limit checks take as upper or lower limits (pipeline/limit_check.py)."""
+    from pipeline.limit_check import limit_direction
+    out: dict[str, list[str]] = {"upper": [], "lower": []}
+    for sig in rb.relations.values():
+        if sig.arity >= 2 and sig.params[-1].type in m.VALUE_TYPES:
+            kind = limit_direction(sig)
+            if kind is not None:
+                out[kind].append(sig.name)
+    return out
 
 
 def _err_json(e: RuleError) -> dict:

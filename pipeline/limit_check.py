@@ -144,12 +144,15 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
     out: list[LimitBreach] = []
     values = stated_values(focus.question, focus.entities)
     for value, s, e in values:
-        if any(value_type(v) == "number" and not _a_year(focus.question, vs, ve) for v, vs, ve in values if vs != s):
-            continue     # "EUR 300 for 2 nights": a count may scale the value (EUR 150 a night)
         picked = _limit_goal(_candidates(focus, rulebase, value, (s, e)), rulebase)
         if picked is None:
             continue
         goal, direction = picked
+        # "EUR 300 for 2 nights": a count the limit does not take as an argument may scale the value (EUR 150
+        # a night); one it takes ("the most a 4-night stay may cost") is part of the limit
+        if any(value_type(v) == "number" and not _a_year(focus.question, vs, ve) and (vs, ve) not in goal.stated
+               for v, vs, ve in values if vs != s):
+            continue
         if chainer is None:
             chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
         proof = best_proof(chainer, goal, margin)

@@ -111,6 +111,7 @@ def test_the_planted_injection_is_never_shown_to_the_model(parts):
     ("Can a sales representative add a 5 % discount?", "3 %"),
     ("Can a site run only 3 Fleet Manager licences?", "5"),                          # a minimum count
     ("Is the hotel limit in Paris EUR 200?", "EUR 180"),
+    ("Can I book a EUR 800 hotel stay for 4 nights in Paris?", "EUR 720"),           # a computed limit
 ])
 def test_a_yes_past_a_shipped_limit_loses_to_the_limit(parts, question, limit):
     a, gen = answerer(parts, ["Yes, that is fine [1]."])

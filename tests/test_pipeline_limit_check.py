@@ -22,7 +22,8 @@ entity product ax_200 "AX-200"
 type policy "policy"
 entity policy travel_policy "travel policy"
 relation hotel_limit(c: city, m: money[EUR]) "hotel limit per night" aka "每晚住宿上限"
-relation hotel_stay(c: city, nights: number, m: money[EUR]) "hotel stay cost"
+relation hotel_stay(c: city, nights: number, m: money[EUR]) "hotel stay cost" limit upper
+goal G_STAY "A stay costs at most the night's limit times the nights": hotel_stay(?c, ?n, ?x * ?n) if hotel_limit(?c, ?x) and ?n > 0
 relation return_period(p: product, d: duration[day]) "return period" limit upper
 relation speed_limit_signs(p: product, n: number) "speed limit signs" limit none
 relation min_flight_hours(p: policy, h: duration[hour]) "business class minimum flight time"
@@ -114,6 +115,11 @@ def test_a_chinese_name_is_scored_by_the_characters_the_question_covers(rb):
         [("cn_hotel_limit", Money(800.0, "CNY"), "upper", Money(700.0, "CNY"))]
 
 
+def test_a_count_the_limit_takes_is_part_of_it(rb):
+    assert breaches(rb, "Can I book a EUR 800 hotel stay for 4 nights in Munich?") == \
+        [("hotel_stay", Money(800.0, "EUR"), "upper", Money(720.0, "EUR"))]
+
+
 def test_a_value_within_the_limit_or_put_to_no_clear_limit_proves_nothing(rb):
     # within the limit: a "yes" would need every other condition too
     assert breaches(rb, "Can I book a EUR 150 per night hotel in Munich?") == []
@@ -122,7 +128,7 @@ def test_a_value_within_the_limit_or_put_to_no_clear_limit_proves_nothing(rb):
     assert breaches(rb, "Will Northwind replace the AX-200 battery warranty part after 14 months?") == []
     # "a discount of 14 %" names the representative's maximum and the volume discount alike
     assert breaches(rb, "Can a sales representative give a discount of 14 % on the AX-200?") == []
-    # "EUR 300 for 2 nights" may be the stay's cost (EUR 150 a night): the stay's relation is named as well
+    # "EUR 300 for 2 nights" is the stay's cost (EUR 150 a night), within the EUR 360 the stay may cost
     assert breaches(rb, "Can I book a EUR 300 hotel stay for 2 nights in Munich?") == []
     # and where no relation names the stay, the count alone keeps the value from being taken for a night's
     assert breaches(rb, "Can I book a EUR 300 hotel for 2 guests in Munich?") == []

@@ -12,7 +12,7 @@ from pipeline.context import restates
 from pipeline.evidence import QuestionContext
 from pipeline.grounding import check_values, relation_reports, violations_of
 from pipeline.limit_check import breach_gap
-from pipeline.premise import premise_gap, reason_gap
+from pipeline.premise import premise_gap
 from pipeline.types import ClaimReport, Violation
 
 # read(answer) -> (claims, value mentions): the answer loop's extractors (patterns, the question's focus, the model)
@@ -59,7 +59,7 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     restated = restates(answer, question)
     no_claims = require_claim and (not reports or restated)
     said = values_of(claims, mentions)
-    gaps = [g for g in (premise_gap(answer, said, ctx.corrections, rulebase) or reason_gap(question, answer, said, ctx.focus),
+    gaps = [g for g in (premise_gap(answer, said, ctx.corrections, rulebase),
                         breach_gap(answer, said, ctx.breaches, rulebase),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
                         citation_gap(reports)) if g]

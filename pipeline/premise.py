@@ -10,10 +10,10 @@ from typing import Any, Sequence
 from pipeline.answer_check import states_value
 from pipeline.correction_reading import question_claims
 from pipeline.extraction import mask_citations, sentence_at, sentences
-from pipeline.question import Goal, QuestionFocus, relation_label, stated_values
+from pipeline.question import Goal, QuestionFocus, relation_label
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
 from symbolic import BackwardChainer, Claim
-from symbolic.values import Money, Quantity, format_value
+from symbolic.values import format_value
 
 # A sentence asking yes or no puts its values to the test ("May I fly business class on a 5-hour
 # flight?"): it asserts nothing, and a threshold it names is the asker's case, not a claim about the policy.
@@ -81,34 +81,6 @@ def disproved_premises(focus: QuestionFocus, rulebase: Any, evidence: Sequence[A
                 and all(c.proof.goal != goal for c in out):
             out.append(PremiseCorrection(claim, proof))
     return out
-
-
-_WHY = re.compile(r"^\W*why\b|为什么|为何", re.IGNORECASE)
-
-
-def _kin(a: Any, b: Any) -> bool:
-    """Two values of one kind and dimension (12 days and 10 days; EUR 5 and EUR 7)."""
-    if isinstance(a, Quantity) and isinstance(b, Quantity):   # a Duration is a Quantity of time
-        return a.dimension == b.dimension
-    if type(a) is not type(b):
-        return False
-    return not isinstance(a, Money) or a.currency == b.currency
-
-
-def reason_gap(question: str, answer: str, values: Sequence[Any], focus: QuestionFocus) -> str | None:
-    """A why-question stating a value ("为什么婚假只有 3 天？") answered "because" with another value of its kind
-    ("因为婚假的天数是 10 天") takes the premise as the thing to explain while stating what refutes it. Where the
-    rules prove the right value, premise_gap says so; this needs no rule: the answer's own value is the
-    evidence. None otherwise."""
-    if not _WHY.search(question) or not _GIVES_A_REASON.match(mask_citations(answer)):
-        return None
-    stated = [v for v, _s, _e in stated_values(question, focus.entities)]
-    for w in values:
-        kin = [v for v in stated if _kin(v, w)]
-        if kin and all(v != w for v in kin) and not any(v in values for v in kin):
-            return (f"it gives {format_value(w)} as the reason why the question's {format_value(kin[0])} holds: if "
-                    f"{format_value(w)} is right, the question's premise is wrong, and the answer must say so")
-    return None
 
 
 def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[PremiseCorrection],

@@ -12,7 +12,7 @@ from pipeline.answer_check import states_value
 from pipeline.extraction import mask_citations, sentences
 from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
                                stated_values)
-from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
+from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
 from symbolic import BackwardChainer
 from symbolic.values import format_value, value_type
 
@@ -154,7 +154,9 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
                for v, vs, ve in values if vs != s):
             continue
         if chainer is None:
-            chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
+            # as for a symbolic answer, a superseded document's limit never stands beside the current one
+            chainer = BackwardChainer(rulebase.backward_rules, [*current_evidence(evidence, rulebase), *rulebase.facts],
+                                      max_depth=max_depth)
         proof = best_proof(chainer, goal, margin)
         if proof is not None and _past(value, proof.value, direction) and all(b.proof.goal != goal for b in out):
             out.append(LimitBreach(value, (s, e), direction, proof))

@@ -115,6 +115,17 @@ def test_a_chinese_name_is_scored_by_the_characters_the_question_covers(rb):
         [("cn_hotel_limit", Money(800.0, "CNY"), "upper", Money(700.0, "CNY"))]
 
 
+def test_a_superseded_limit_never_stands_beside_the_current_one(rb):
+    old = FakePassage("travel_2023.md", "The hotel limit per night in Munich is EUR 250.", 0.9, chunk_id="old",
+                      superseded=True, superseded_by="travel.md")
+    facts = KBFactCache().get(FixedRetriever([old, *KB]), rb).facts
+    assert {f.args[-1] for f in facts if f.relation == "hotel_limit" and f.args[0] == "munich"} == \
+        {Money(250.0, "EUR"), Money(180.0, "EUR")}
+    found = breached_limits(parse_question("Can I book a EUR 220 per night hotel in Munich?", rb), rb, facts)
+    assert [(b.proof.value, [f.provenance.doc_id for f in b.proof.documents]) for b in found] == \
+        [(Money(180.0, "EUR"), ["travel.md"])]
+
+
 def test_a_count_the_limit_takes_is_part_of_it(rb):
     assert breaches(rb, "Can I book a EUR 800 hotel stay for 4 nights in Munich?") == \
         [("hotel_stay", Money(800.0, "EUR"), "upper", Money(720.0, "EUR"))]

@@ -60,7 +60,7 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     no_claims = require_claim and (not reports or restated)
     said = values_of(claims, mentions)
     gaps = [g for g in (premise_gap(answer, said, ctx.corrections, rulebase),
-                        breach_gap(answer, said, ctx.breaches, rulebase),
+                        breach_gap(answer, claims, ctx.breaches, rulebase),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
                         citation_gap(reports)) if g]
     if no_claims:

@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pipeline.answer_check import states_value
 from pipeline.extraction import mask_citations, sentences
 from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
                                stated_values)
@@ -163,14 +162,17 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
     return out
 
 
-def breach_gap(answer: str, values: Sequence[Any], breaches: Sequence[LimitBreach], rulebase: Any) -> str | None:
-    """None when ``answer`` says no and states each breached limit; otherwise what it must say (``values``:
-    the values its claims and mentions state). Stating the limit alone leaves the asker to compare."""
+def breach_gap(answer: str, claims: Sequence[Any], breaches: Sequence[LimitBreach], rulebase: Any) -> str | None:
+    """None when ``answer`` says no and states each breached limit as that limit (a claim read from it of the
+    limit's relation and value); otherwise what it must say. Stating the limit alone leaves the asker to
+    compare, and the bare figure may be said of something else ("the manager approves within 30 days" for a
+    30-day submission deadline)."""
     if not breaches:
         return None
     text = mask_citations(answer)
     says_yes = _YES.match(text) is not None
-    missing = [b for b in breaches if not states_value(text, values, b.proof.value)]
+    missing = [b for b in breaches if not any(c.fact.relation == b.proof.goal.relation and c.fact.args
+                                              and c.fact.args[-1] == b.proof.value for c in claims)]
     if not says_yes and not missing and _NO.search(text):
         return None
     said = "; ".join(f"{format_value(b.stated)} is {'above' if b.direction == 'upper' else 'below'} the "

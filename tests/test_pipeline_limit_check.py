@@ -153,15 +153,22 @@ def test_a_value_within_the_limit_or_put_to_no_clear_limit_proves_nothing(rb):
 def test_the_breach_gap_asks_for_no_and_the_limit(rb):
     facts = KBFactCache().get(FixedRetriever(KB), rb).facts
     found = breached_limits(parse_question("Can I book a EUR 220 per night hotel in Munich?", rb), rb, facts)
-    assert breach_gap("Yes, you can book it [1].", [], found, rb) == (
+    limit = [_claim("hotel_limit", ("munich", Money(180.0, "EUR")))]
+    assert breach_gap("Yes, you can book it [1].", limit, found, rb) == (
         "the answer is no (220 EUR is above the hotel limit per night of 180 EUR), and the answer says yes")
     assert breach_gap("Hotels in Munich are expensive [1].", [], found, rb).endswith("does not say so")
-    assert breach_gap("No: the hotel limit in Munich is EUR 180 [1].", [Money(180.0, "EUR")], found, rb) is None
-    assert breach_gap("不可以，慕尼黑的上限是 180 欧元 [1]。", [Money(180.0, "EUR")], found, rb) is None
-    # the limit alone leaves the asker to compare
-    assert breach_gap("The hotel limit in Munich is EUR 180 [1].", [Money(180.0, "EUR")], found, rb) \
-        .endswith("does not say so")
+    assert breach_gap("No: the hotel limit in Munich is EUR 180 [1].", limit, found, rb) is None
+    assert breach_gap("不可以，慕尼黑的上限是 180 欧元 [1]。", limit, found, rb) is None
+    # the limit alone leaves the asker to compare; the figure said of something else is not the limit
+    assert breach_gap("The hotel limit in Munich is EUR 180 [1].", limit, found, rb).endswith("does not say so")
+    assert breach_gap("No: the manager approves up to EUR 180 [1].", [_claim("value", (Money(180.0, "EUR"),))],
+                      found, rb).endswith("does not say so")
     assert breach_gap("Anything [1].", [], [], rb) is None
+
+
+def _claim(relation, args):
+    from symbolic import Claim, Fact, Provenance
+    return Claim(Fact(relation, args, 1.0, Provenance("answer")), "", 0, 0, [])
 
 
 def make(rb, answers):
@@ -189,6 +196,10 @@ def test_a_draft_that_says_no_with_the_limit_is_kept(rb):
     a, _ = make(rb, [right])
     r = a.ask("Can I book a EUR 220 per night hotel in Munich?")
     assert r.status == "verified" and r.answer == right
+    # the right figure said of something else is replaced by the limit
+    a, _ = make(rb, ["No, a manager approves hotels up to EUR 180 [1]."])
+    r = a.ask("Can I book a EUR 220 per night hotel in Munich?")
+    assert r.status == "verified" and r.answer.startswith("No. The hotel limit per night for Munich is EUR 180 [1].")
 
 
 def test_a_lower_limit_and_a_chinese_question(rb):

@@ -58,8 +58,7 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     # the question's premise, so "supported" would vouch for the question, not an answer.
     restated = restates(answer, question)
     no_claims = require_claim and (not reports or restated)
-    said = values_of(claims, mentions)
-    gaps = [g for g in (premise_gap(answer, said, ctx.corrections, rulebase),
+    gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, rulebase),
                         breach_gap(answer, claims, ctx.breaches, rulebase),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
                         citation_gap(reports)) if g]

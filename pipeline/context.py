@@ -16,7 +16,7 @@ after before within without during until while other""".split())
 # Words that answer a yes/no question: "Yes, the LX-500 runs 8 hours" restates but also asserts.
 _POLARITY_RE = re.compile(r"\b(?:yes|no|not|never|cannot)\b|n't|是的|不是|没有|不能|不可以|不会", re.IGNORECASE)
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
-_CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
 def _stem(word: str) -> str:
@@ -30,7 +30,7 @@ def content_terms(text: str) -> set[str]:
     must *not* count as shared context."""
     low = blanked(text, ((s, e) for _value, _kind, s, e in find_values(text))).lower()
     terms = {_stem(w) for w in _WORD_RE.findall(low) if w not in _STOP and not w.isdigit()}
-    for run in _CJK_RUN_RE.findall(low):
+    for run in CJK_RUN_RE.findall(low):
         terms.update(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 1 else terms.add(run)
     return terms
 

@@ -105,6 +105,12 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _SENTENCE_RE.finditer(text) if m.group(0).strip()]
 
 
+def last_sentence(text: str) -> str:
+    """The last sentence of ``text``, stripped: where a question asks (the earlier ones set the scene)."""
+    sents = sentences(text)
+    return text[sents[-1][0]:sents[-1][1]].strip() if sents else ""
+
+
 def citations_in(text: str, passages: Sequence[Any]) -> list[str]:
     """The doc ids of the [n] markers in ``text`` (``passages[n-1]`` is source [n]); bad n are ignored."""
     out: list[str] = []

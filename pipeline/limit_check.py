@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pipeline.extraction import mask_citations, sentences
+from pipeline.extraction import last_sentence, mask_citations
+from pipeline.prompts import is_chinese
 from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
                                stated_values)
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
@@ -74,12 +75,10 @@ def limit_direction(sig: Any) -> str | None:
 def asks_permission(question: str) -> bool:
     """The question's last sentence asks whether something is allowed, with no word that turns the answer
     around (need, too, exceed, not, 需要, 超过, …)."""
-    parts = [question[s:e].strip() for s, e in sentences(question) if question[s:e].strip()]
-    if not parts:
+    last = last_sentence(question)
+    if not last:
         return False
-    last = parts[-1]
-    chinese = any("\u4e00" <= ch <= "\u9fff" for ch in last)
-    return not _TURNED.search(last) and (_PERMISSION_ZH if chinese else _PERMISSION_EN).search(last) is not None
+    return not _TURNED.search(last) and (_PERMISSION_ZH if is_chinese(last) else _PERMISSION_EN).search(last) is not None
 
 
 def _value_types(value: Any) -> frozenset[str]:

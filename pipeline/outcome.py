@@ -79,8 +79,8 @@ def _cites(shown: list[Any], stating: list[Any], chinese: bool) -> list[int]:
 
 def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bool) -> tuple[str, list[Claim], list[str]]:
     """The corrections of the question's premises, the limits its values are past ("No. … The value in the
-    question is above this limit."), then the proof's answer, as sentences; their claims (spanning each proved sentence without the
-    lead-in and the words after it) and each claim's HOW."""
+    question is above this limit."), then the proof's answer, as sentences; their claims (spanning each proved
+    sentence without the lead-in and the words after it) and each claim's HOW."""
     parts: list[tuple[Any, list[Any], str, str]] = [
         (c.proof, c.passages, _NOT_RIGHT[chinese] if i == 0 else "", "") for i, c in enumerate(ctx.corrections)]
     for b in ctx.breaches:

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from pipeline.answer_check import states_value
 from pipeline.correction_reading import question_claims
-from pipeline.extraction import mask_citations, sentence_at, sentences
+from pipeline.extraction import last_sentence, mask_citations, sentence_at, sentences
 from pipeline.question import Goal, QuestionFocus, relation_label
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
 from symbolic import BackwardChainer, Claim
@@ -47,8 +47,8 @@ class PremiseCorrection:
 
 def _asks_yes_no(question: str) -> bool:
     """Whether the question's last sentence asks yes or no (the earlier ones set the scene)."""
-    parts = [question[s:e] for s, e in sentences(question) if question[s:e].strip()]
-    return bool(parts) and _YES_NO.search(parts[-1]) is not None
+    last = last_sentence(question)
+    return bool(last) and _YES_NO.search(last) is not None
 
 
 def stated_premises(question: str, focus: QuestionFocus, rulebase: Any) -> list[Claim]:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pipeline.context import content_terms
+from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import blanked, find_values
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
@@ -163,14 +163,11 @@ def entity_label(rulebase: Any, value: Any) -> str:
     return e.label if e else str(value)
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
-
-
 def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
     """The share of a Chinese name's characters that the question's bigrams cover; None for a name with any
     Latin letter. By bigrams alone "住宿" would be 1 of the 5 of "城市住宿标准" where "hotel" is 1 of the 3 words of
     "hotel limit in a city": one word of three either way."""
-    runs = _CJK_RUN.findall(name)
+    runs = CJK_RUN_RE.findall(name)
     if not runs or re.search(r"[A-Za-z]", name):
         return None
     covered = 0

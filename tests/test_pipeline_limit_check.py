@@ -55,10 +55,14 @@ def rb(tmp_path_factory):
     return rulebase_of(RULES, tmp_path_factory.mktemp("rules"), "t.rules")
 
 
+def found_breaches(rb, question, passages=KB):
+    """The limit breaches of ``question`` against the facts the rule patterns read from ``passages``."""
+    facts = KBFactCache().get(FixedRetriever(passages), rb).facts
+    return breached_limits(parse_question(question, rb), rb, facts)
+
+
 def breaches(rb, question):
-    facts = KBFactCache().get(FixedRetriever(KB), rb).facts
-    return [(b.proof.goal.relation, b.stated, b.direction, b.proof.value)
-            for b in breached_limits(parse_question(question, rb), rb, facts)]
+    return [(b.proof.goal.relation, b.stated, b.direction, b.proof.value) for b in found_breaches(rb, question)]
 
 
 def test_a_limit_is_named_one_way_only(rb):
@@ -121,7 +125,7 @@ def test_a_superseded_limit_never_stands_beside_the_current_one(rb):
     facts = KBFactCache().get(FixedRetriever([old, *KB]), rb).facts
     assert {f.args[-1] for f in facts if f.relation == "hotel_limit" and f.args[0] == "munich"} == \
         {Money(250.0, "EUR"), Money(180.0, "EUR")}
-    found = breached_limits(parse_question("Can I book a EUR 220 per night hotel in Munich?", rb), rb, facts)
+    found = found_breaches(rb, "Can I book a EUR 220 per night hotel in Munich?", [old, *KB])
     assert [(b.proof.value, [f.provenance.doc_id for f in b.proof.documents]) for b in found] == \
         [(Money(180.0, "EUR"), ["travel.md"])]
 
@@ -151,8 +155,7 @@ def test_a_value_within_the_limit_or_put_to_no_clear_limit_proves_nothing(rb):
 
 
 def test_the_breach_gap_asks_for_no_and_the_limit(rb):
-    facts = KBFactCache().get(FixedRetriever(KB), rb).facts
-    found = breached_limits(parse_question("Can I book a EUR 220 per night hotel in Munich?", rb), rb, facts)
+    found = found_breaches(rb, "Can I book a EUR 220 per night hotel in Munich?")
     limit = [_claim("hotel_limit", ("munich", Money(180.0, "EUR")))]
     assert breach_gap("Yes, you can book it [1].", limit, found, rb) == (
         "the answer is no (220 EUR is above the hotel limit per night of 180 EUR), and the answer says yes")

@@ -64,9 +64,8 @@ class LimitBreach:
 def limit_direction(sig: Any) -> str | None:
     """"upper" or "lower": as the rule author declares it (`limit upper|lower|none`), else when the relation's
     names make it a limit one way only; None otherwise."""
-    declared = getattr(sig, "limit", None)
-    if declared is not None:
-        return None if declared == "none" else declared
+    if sig.limit is not None:
+        return None if sig.limit == "none" else sig.limit
     names = " ".join([*relation_names(sig), " ".join(sig.name.split("_"))])
     upper, lower = bool(_UPPER.search(names)), bool(_LOWER.search(names))
     return None if upper == lower else ("upper" if upper else "lower")

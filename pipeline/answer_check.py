@@ -11,6 +11,7 @@ from pipeline.answer_scope import (about_another, about_no_one_asked, asked_attr
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
+from pipeline.periods import PER_ZH, ZH_PERIOD, periods
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
@@ -36,12 +37,6 @@ def values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[A
 # "per week", "每周": the period or unit a rate is counted in. A question asking per week is not answered by a
 # value per calendar year (eval un-02 with the 0.5B model: 20 working days per calendar year, for "how many
 # days per week").
-_PER_EN = re.compile(r"\b(?:per|a|each|every)\s+(?:calendar\s+)?(day|week|month|year|night|hour|trip|person|robot|km|kilometre|kilometer)s?\b",
-                     re.IGNORECASE)
-_PER_ZH = re.compile(r"每(?:个)?(天|日|周|星期|月|年|晚|小时|人|次|台|公里)")
-_ZH_PERIOD = {"天": "day", "日": "day", "周": "week", "星期": "week", "月": "month", "年": "year", "晚": "night",
-              "小时": "hour", "人": "person", "次": "trip", "台": "robot", "公里": "km"}
-
 
 # The measure a question names, as a unit dimension of symbolic.values: a "turning radius" is a length, so
 # "2.0 m/s" (a speed) does not answer it (eval un-08 with the 0.5B model).
@@ -81,11 +76,6 @@ def counted_units(question: str) -> str | None:
     return m.group(0) if m else None
 
 
-def periods(text: str) -> set[str]:
-    out = {m.group(1).lower().replace("kilometre", "km").replace("kilometer", "km") for m in _PER_EN.finditer(text)}
-    return out | {_ZH_PERIOD[m.group(1)] for m in _PER_ZH.finditer(text)}
-
-
 def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
     """The periods the answer's values are counted in, read next to each value ("2.8 L of diesel per hour",
     "每晚 700 元"): an answer that repeats the question's "per day" and states a value per hour counts per hour
@@ -96,7 +86,7 @@ def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
         stop = ordered[i + 1].start if i + 1 < len(ordered) else len(text)
         after = re.split(r"[.,;:，。；：\n]|\b(?:and|or|but|so)\b", text[m.end:min(stop, m.end + 40)])[0]
         before = text[max(0, m.start - 5):m.start]        # "每晚 700 元": a Chinese period leads its value
-        out |= periods(after) | {_ZH_PERIOD[z.group(1)] for z in _PER_ZH.finditer(before)}
+        out |= periods(after) | {ZH_PERIOD[z.group(1)] for z in PER_ZH.finditer(before)}
     return out
 
 

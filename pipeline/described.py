@@ -1,13 +1,17 @@
-"""Entities a question describes by a value instead of naming them ("the robot that can carry 500 kg"): the
-one entity that the rule base's and the documents' facts give that value, added to the question's focus, so
-that its goals, the answer's claims and the proof are about that entity."""
+"""Entities a question describes instead of naming them: by a value ("the robot that can carry 500 kg"), the one
+entity the rule base's and the documents' facts give that value; by a relation to a named one ("the person
+Wang Yu reports to"), that one's object of the relation. They join the question's focus, so that its goals,
+the answer's claims and the proof are about that entity."""
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
 from pipeline.extraction import blanked, find_values
-from pipeline.question import EntityMention, QuestionFocus, parse_question
+from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names
+from symbolic.model import VALUE_TYPES
+from symbolic.patterns import name_regex
 
 
 def described_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -> list[EntityMention]:
@@ -18,17 +22,30 @@ def described_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
     text = blanked(focus.question, [(x.start, x.end) for x in focus.entities])
     out: list[EntityMention] = []
     for value, kind, start, end in find_values(text):
-        if kind not in BRIDGE_KINDS:
+        if kind not in BRIDGE_KINDS and kind != "number":
             continue
-        owners = {f.args[0] for f in facts
+        owning = {f.args[0]: f.relation for f in facts
                   if len(f.args) == 2 and isinstance(f.args[0], str) and f.args[0] in rulebase.entities
                   and _same(f.args[1], value)}
-        if len(owners) != 1:
+        if len(owning) != 1:
             continue
-        owner = rulebase.entities[owners.pop()]
+        [(owner_id, relation)] = owning.items()
+        owner = rulebase.entities[owner_id]
+        # a bare count describes a thing only where the question says what kind of thing ("the instrument
+        # with a 120-vial autosampler"); elsewhere it is the asker's case ("3 items returned late")
+        if kind == "number" and not _names_type(focus.question, rulebase.types.get(owner.type)):
+            continue
         if owner.type not in named_types and all(x.entity_id != owner.id for x in out):
-            out.append(EntityMention(owner.id, owner.type, focus.question[start:end], start, end))
+            out.append(EntityMention(owner.id, owner.type, focus.question[start:end], start, end, relation))
     return out
+
+
+def _names_type(question: str, etype: Any) -> bool:
+    """Whether ``question`` says the entity type's name ("instrument", "仪器")."""
+    if etype is None:
+        return False
+    names = [n for n in (etype.name.replace("_", " "), etype.label, *etype.aliases) if n and n.strip()]
+    return any(re.search(name_regex(n), question, re.IGNORECASE) for n in names)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -38,7 +55,53 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+# Words between a named entity and the relation it is the subject of: "Dr Wang Yu reports to" (the mention
+# "Dr Wang" may leave part of the name), "王雨的直属上级".
+_GAP = re.compile(r"^(?:\s*(?:'s|’s)?\s*(?:[A-Z][\w-]*\s+){0,2}?|[\u4e00-\u9fff]{0,3}?的?)$")
+
+
+def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
+                     ) -> tuple[list[EntityMention], list[EntityMention]]:
+    """(the entities the question names through a relation from a named one, the mentions that stand for
+    them). A mention followed by the name of a relation between two entities of its own type ("the person
+    Wang Yu reports to", "王雨的直属上级") stands for the relation's object, the one the facts give it. The
+    mention is set apart even when the facts give no one object: the question is not about it. A question
+    asking who ("who is the person Wang Yu reports to?") asks for the object itself: no mention stands for it."""
+    related: list[EntityMention] = []
+    unnamed: list[EntityMention] = []
+    if "person" in focus.answer_types:
+        return related, unnamed
+    pairs = [sig for sig in rulebase.relations.values()
+             if sig.arity == 2 and sig.params[0].type == sig.params[1].type and sig.params[0].type not in VALUE_TYPES]
+    for x in focus.entities:
+        after = focus.question[x.end:x.end + 40]
+        for sig in pairs:
+            if sig.params[0].type != x.type:
+                continue
+            names = [n for n in relation_names(sig) if n.strip()]
+            hit = next((m for n in names for m in [re.search(name_regex(n), after, re.IGNORECASE)]
+                        if m and _GAP.match(after[:m.start()])), None)
+            if hit is None:
+                continue
+            unnamed.append(x)
+            objects = {f.args[1] for f in facts if f.relation == sig.name and f.args[0] == x.entity_id}
+            if len(objects) == 1:
+                y = rulebase.entities.get(objects.pop())
+                if y is not None:
+                    related.append(EntityMention(y.id, y.type, x.text, x.start, x.end + hit.end(), sig.name,
+                                                 x.entity_id))
+            break
+    return related, unnamed
+
+
 def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -> QuestionFocus:
     """``focus`` parsed again with the entities the question describes, or as it is when it describes none."""
     described = described_entities(focus, rulebase, facts)
-    return parse_question(focus.question, rulebase, described=described) if described else focus
+    related, unnamed = related_entities(focus, rulebase, facts)
+    if not described and not unnamed:
+        return focus
+    out = parse_question(focus.question, rulebase, described=[*described, *related], unnamed=unnamed)
+    # the relation that describes an entity is not what the question asks of it
+    hops = {m.described_by for m in related}
+    out.goals = [g for g in out.goals if g.relation not in hops]
+    return out

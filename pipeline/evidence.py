@@ -3,10 +3,12 @@ by the rule base), quarantined passages set apart, the question's focus, the evi
 KB's under the rule base) and, where the rules can prove the answer, the proof."""
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.periods import counted_per_other_period
 from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.described import with_described
@@ -15,7 +17,7 @@ from pipeline.context import content_terms
 from pipeline.leads import lead_first
 from pipeline.limit_check import LimitBreach, breached_limits
 from pipeline.links import link_queries
-from pipeline.premise import PremiseCorrection, disproved_premises
+from pipeline.premise import PremiseCorrection, asked_beyond, disproved_premises
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, entity_label, find_entities, parse_question, relation_label, relation_score
 from pipeline.symbolic_answer import ProvenAnswer, prove
@@ -166,10 +168,13 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
         # from its answer and its proof are about that entity
         ctx.focus = focus = with_described(focus, rulebase, [*rulebase.facts, *facts])
     if symbolic and rulebase is not None:
-        ctx.proof = prove(focus, rulebase, facts)
+        ctx.corrections = disproved_premises(focus, rulebase, facts)
+        # with its premises disproved, a question is answered for what it asks besides them
+        ask = asked_beyond(focus, ctx.corrections) if ctx.corrections else focus
+        ctx.proof = prove(ask, rulebase, facts, off_question=lambda proof: _counted_otherwise(
+            question, proof, ctx.kb, ctx.candidates)) if ask is not None else None
         if ctx.proof is not None:
             ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)
-        ctx.corrections = disproved_premises(focus, rulebase, facts)
         ctx.breaches = breached_limits(focus, rulebase, facts)
         for c in ctx.corrections:
             c.passages = proof_passages(c.proof, ctx.candidates, ctx.kb, rulebase, question)
@@ -177,6 +182,30 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
             b.passages = proof_passages(b.proof, ctx.candidates, ctx.kb, rulebase, question)
     ctx.timings_ms = {"retrieve": round((t1 - t0) * 1000, 3), "prove": round((time.perf_counter() - t1) * 1000, 3)}
     return ctx
+
+
+def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, passages: Sequence[Any]) -> bool:
+    """Whether the documents state a looked-up value per another period than the question asks ("每小时 85 元"
+    to "每周能拿到多少"): the value is then an input of what is asked, not its answer. A computed proof counts
+    in its rule's terms, not its inputs'."""
+    if proof.node.rule_ids:
+        return False
+    for fact in proof.documents:
+        passage = kb.passage_for(fact) if kb is not None else None
+        prov = fact.provenance
+        passage = passage or next((p for p in passages if p.doc_id == prov.doc_id
+                                   and p.start <= (prov.start or 0) and (prov.end or 0) <= p.end), None)
+        if passage is None or prov.start is None or prov.end is None:
+            continue
+        span = passage.text[prov.start - passage.start:prov.end - passage.start]
+        for value, _kind, s, e in find_values(span):
+            if value == proof.value:
+                at = prov.start - passage.start
+                before = passage.text[max(0, at + s - 6):at + s]
+                after = re.split(r"[.,;:，。；：\n|]", passage.text[at + e:at + e + 40])[0]
+                if counted_per_other_period(question, before + " " + after):
+                    return True
+    return False
 
 
 def _second_round(retriever: Any, queries: Sequence[str], top_k: int, ctx: QuestionContext,

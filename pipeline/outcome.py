@@ -90,7 +90,8 @@ def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bo
     text, claims, hows = "", [], []
     for proof, stating, lead, tail in parts:
         cites = _cites(shown, stating, chinese)
-        sentence = compose(proof, rulebase, cites, chinese=chinese, stated=stated_value(proof, shown))
+        sentence = compose(proof, rulebase, cites, chinese=chinese, stated=stated_value(proof, shown),
+                           described=[m for m in ctx.focus.entities if m.described_by])
         if lead == _NOT_RIGHT[chinese] and sentence.startswith("The "):
             sentence = "the" + sentence[3:]
         body = sentence.rstrip("。.")

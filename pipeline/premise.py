@@ -4,12 +4,12 @@ before anything else (English and Chinese cues; other languages read no premise)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from pipeline.answer_check import states_value
 from pipeline.correction_reading import question_claims
-from pipeline.extraction import last_sentence, mask_citations, sentence_at, sentences
+from pipeline.extraction import blanked, find_values, last_sentence, mask_citations, sentence_at, sentences
 from pipeline.question import Goal, QuestionFocus, relation_label
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof
 from symbolic import BackwardChainer, Claim
@@ -81,6 +81,20 @@ def disproved_premises(focus: QuestionFocus, rulebase: Any, evidence: Sequence[A
                 and all(c.proof.goal != goal for c in out):
             out.append(PremiseCorrection(claim, proof))
     return out
+
+
+def asked_beyond(focus: QuestionFocus, corrections: Sequence[PremiseCorrection]) -> QuestionFocus | None:
+    """What a question with disproved premises asks besides them ("Now that HG7 staff may approve up to GBP
+    10,000, what is the limit for HG8 staff?" asks HG8's limit): its goals other than the premises', with the
+    premises' values taken out of the question (they are not values it computes with); None when nothing is
+    left to ask."""
+    premised = {(c.proof.goal.relation, c.proof.goal.args) for c in corrections}
+    goals = [g for g in focus.goals if (g.relation, g.args) not in premised]
+    if not corrections or not goals:
+        return None
+    stated = [c.stated for c in corrections]
+    spans = [(s, e) for v, _k, s, e in find_values(focus.question) if v in stated]
+    return replace(focus, question=blanked(focus.question, spans), goals=goals)
 
 
 def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[PremiseCorrection],

@@ -23,6 +23,9 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
     (r"\b(what|which)\s+(?:[a-z-]+\s+){0,2}?(percentage|percent|share|discount|rate)\b|\bhow\s+many\s+percent\b|"
      r"百分之几|百分比|多少%|折扣是多少|几折",
      ("percent",)),
+    # "how long must the password be?" asks a length or a count as much as a period
+    (r"\bhow\s+long\s+(?:must|should|does|do|can|is|are|has\s+to|have\s+to|needs?\s+to)\b[^?]*\bbe\s*\??\s*$",
+     ("duration", "number", "quantity")),
     (r"\bhow\s+many\s+(?:[a-z-]+\s+){0,2}?(days?|weeks?|months?|years?|hours?|minutes?|business\s+days?|working\s+days?|nights?)\b|"
      r"\bhow\s+long\b|\bhow\s+(soon|quickly|far\s+in\s+advance)\b|\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",
      ("duration",)),
@@ -64,6 +67,8 @@ class EntityMention:
     text: str
     start: int
     end: int
+    described_by: str | None = None   # the relation the question describes it by (pipeline.described)
+    via: str | None = None   # the entity it is the relation's object of ("the person Wang Yu reports to")
 
 
 @dataclass(frozen=True)
@@ -270,18 +275,21 @@ def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
 
 
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
-                   described: Sequence[EntityMention] = (), types: frozenset[str] | None = None) -> QuestionFocus:
+                   described: Sequence[EntityMention] = (), types: frozenset[str] | None = None,
+                   unnamed: Sequence[EntityMention] = ()) -> QuestionFocus:
     """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
     needs every argument but the last bound by an entity the question names (or by the type's only
     entity, or one it ``described`` by a value: pipeline.described), a last argument whose type fits the
     question's answer type (or one of ``types``, when given), and at least ``min_score`` of one of the
-    relation's names in the question."""
+    relation's names in the question. ``unnamed``: mentions that stand for another entity, not their own
+    (the "Wang Yu" of "the person Wang Yu reports to")."""
     types = answer_types(question) if types is None else types
     terms = frozenset(content_terms(question))
     focus = QuestionFocus(question, types, terms=terms)
     if rulebase is None:
         return focus
-    focus.entities = sorted([*find_entities(question, rulebase), *described], key=lambda x: x.start)
+    found = [e for e in find_entities(question, rulebase) if (e.start, e.end) not in {(u.start, u.end) for u in unnamed}]
+    focus.entities = sorted([*found, *described], key=lambda x: x.start)
     by_type: dict[str, list[str]] = {}
     for e in focus.entities:
         by_type.setdefault(e.type, [])

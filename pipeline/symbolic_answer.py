@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from pipeline.periods import period_spans
 from pipeline.context import says_phrase
 from pipeline.extraction import blanked, find_values
 from pipeline.question import Goal, QuestionFocus, asks_two, relation_names, sole_entities
@@ -59,7 +60,8 @@ def asks_a_computation(question: str, focus: QuestionFocus, goal: Goal | None = 
     ("...是谁？...是多少？") needs both: a single lookup proof would answer another question. A ``goal`` that
     binds the question's values as its arguments (a rule computes a stay's cost from "4 nights") answers it."""
     # "Tier 1", "AX-200": names, not values; the values the goal binds are its arguments
-    unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *(goal.stated if goal else ())])
+    unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *(goal.stated if goal else ()),
+                                 *period_spans(question)])
     return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two(question)
 
 
@@ -111,10 +113,11 @@ def current_evidence(evidence: Sequence[Fact], rulebase: Any) -> list[Fact]:
 
 
 def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_depth: int = 20,
-          margin: float = MARGIN) -> ProvenAnswer | None:
+          margin: float = MARGIN, off_question: Callable[[ProvenAnswer], bool] | None = None) -> ProvenAnswer | None:
     """The proved answer to the best-named goals of ``focus``, or None: no goal, a question with values
     of its own that no goal binds, nothing proved above the CF threshold, or an ambiguous proof (runner-up within
-    ``margin``, or two equally named relations proving different values)."""
+    ``margin``, or two equally named relations proving different values). A proof ``off_question`` rejects
+    (a rate per hour to a question per week) answers nothing, and leaves the field to its rivals."""
     goals = [g for g in focus.goals if not asks_a_computation(focus.question, focus, g)]
     if not goals:
         return None
@@ -137,7 +140,8 @@ def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_
         proof = _unambiguous(goal, nodes, margin)
         if proof is None:
             return None
-        found.append(proof)
+        if off_question is None or not off_question(proof):
+            found.append(proof)
     if not found or any(p.value != found[0].value for p in found[1:]):
         return None
     return max(found, key=lambda p: p.cf)
@@ -268,17 +272,32 @@ def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool) -> str:
         ", ".join([" / ".join(names)] + values if names else values)
 
 
+def _described_step(mention: Any, rulebase: Any, chinese: bool) -> str:
+    """How the question's description names an argument: "autosampler capacity: 120", "reports to (Wang Yu):
+    Chen Hao"."""
+    label = _label(rulebase.relations[mention.described_by], chinese)
+    if mention.via is None:
+        return f"{label}{'：' if chinese else ': '}{mention.text}"
+    via = _entity_name(rulebase, mention.via, chinese)
+    who = _entity_name(rulebase, mention.entity_id, chinese)
+    return f"{label}（{via}）：{who}" if chinese else f"{label} ({via}): {who}"
+
+
 def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
-            stated: str | None = None) -> str:
+            stated: str | None = None, described: Sequence[Any] = ()) -> str:
     """The proof as one sentence in the question's language, citing ``citations`` ([n] of the sources
-    that state its facts); ``stated``: the value as the source writes it, used when its script matches."""
+    that state its facts); ``stated``: the value as the source writes it, used when its script matches;
+    ``described``: the question's mentions that name an argument by a value, said as steps ("autosampler
+    capacity: 120") so the answer shows which entity the description is."""
     sig = rulebase.relations[proof.goal.relation]
     label = _label(sig, chinese)
     subject = _subject(proof, rulebase, chinese)
     value = _entity_name(rulebase, proof.value, chinese)
     if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese:
         value = stated
-    steps = _steps(proof, rulebase, chinese)
+    steps = [_described_step(m, rulebase, chinese) for m in described
+             if m.described_by in rulebase.relations and m.entity_id in proof.goal.args]
+    steps += _steps(proof, rulebase, chinese)
     if steps:
         value += f"（{'，'.join(steps)}）" if chinese else f" ({'; '.join(steps)})"
     cite = "".join(f" [{n}]" for n in citations)

@@ -116,6 +116,8 @@ def test_abstention_and_text_helpers():
     assert is_abstention("") and not is_abstention("Employees get 25 days.")
     assert contains_text("Ask the HR Department.", "hr department")
     assert not contains_text("120 days", "20 days") and contains_text("年假为二十五天", "二十五天")
+    # a Chinese character ends a Latin word: "职级：HG9级" states grade HG9, "HG90" does not
+    assert contains_text("职级：HG9级，校区：苏州校区", "HG9") and not contains_text("grade HG90", "HG9")
 
 
 @pytest.mark.parametrize("bad", [{"question": ""}, {"gold_facts": [{"subject": "x"}]}])

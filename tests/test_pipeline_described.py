@@ -19,6 +19,7 @@ entity product mx_900 "MX-900"
 relation payload(p: product, m: quantity[kg]) "rated payload"
 relation reach(p: product, m: quantity[mm]) "reach"
 relation battery_warranty(p: product, d: duration[month]) "battery warranty"
+relation docking_slots(p: product, n: number) "docking slots"
 fact payload(ax_200, 200 kg)
 fact payload(lx_500, 500 kg)
 fact payload(mx_900, 500 kg)
@@ -61,3 +62,68 @@ def test_nothing_is_described_by_a_shared_value_a_duration_or_beside_a_named_ent
     focus = parse_question("Can the LX-500 carry 200 kg?", rb)
     assert described_entities(focus, rb, rb.facts) == []
     assert with_described(focus, rb, rb.facts) is focus
+
+
+def test_a_count_describes_a_thing_only_where_the_question_names_its_type(rb):
+    facts = [*rb.facts, _doc_fact("docking_slots", "lx_500", parse_value("12"))]
+    q = "What is the battery warranty of the product with a 12-slot dock?"
+    [mention] = described_entities(parse_question(q, rb), rb, facts)
+    assert (mention.entity_id, mention.text, mention.described_by) == ("lx_500", "12", "docking_slots")
+    # a bare count elsewhere is the asker's case ("12 robots"), not a description
+    assert described_entities(parse_question("What is the battery warranty if I buy 12 robots?", rb), rb,
+                              facts) == []
+
+
+def test_a_composed_answer_says_which_entity_the_description_is(rb):
+    from pipeline.symbolic_answer import compose, prove
+    facts = [*rb.facts, _doc_fact("docking_slots", "lx_500", parse_value("12")),
+             _doc_fact("battery_warranty", "lx_500", parse_value("18 months"))]
+    focus = with_described(parse_question("What is the battery warranty of the product with a 12-slot dock?", rb),
+                           rb, facts)
+    proof = prove(focus, rb, facts)
+    described = [m for m in focus.entities if m.described_by]
+    assert compose(proof, rb, [1], chinese=False, described=described) == \
+        "The battery warranty for LX-500 is 18 months (docking slots: 12) [1]."
+
+
+ORG = """
+entity person wang_yu "Wang Yu" aka "王雨"
+entity person chen_hao "Chen Hao" aka "陈浩"
+entity person ana_ruiz "Ana Ruiz"
+relation reports_to(p: person, q: person) "reports to" aka "直属上级"
+relation approval_limit(p: person, m: money) "approval limit" aka "审批上限"
+fact reports_to(wang_yu, chen_hao)
+fact approval_limit(wang_yu, 41000 CNY)
+fact approval_limit(chen_hao, 108000 CNY)
+"""
+
+
+@pytest.fixture(scope="module")
+def org(tmp_path_factory):
+    return rulebase_of(ORG, tmp_path_factory.mktemp("org"))
+
+
+def _goals(org, q):
+    focus = with_described(parse_question(q, org), org, org.facts)
+    return [(g.relation, g.args) for g in focus.goals], focus
+
+
+def test_an_entity_named_through_a_relation_from_a_named_one(org):
+    from pipeline.symbolic_answer import compose, prove
+    for q in ["What is the approval limit of the person Wang Yu reports to?", "王雨的直属上级的审批上限是多少？"]:
+        goals, focus = _goals(org, q)
+        assert goals == [("approval_limit", ("chen_hao",))], q
+    [m] = [m for m in focus.entities if m.described_by]
+    assert (m.entity_id, m.via, m.described_by) == ("chen_hao", "wang_yu", "reports_to")
+    proof = prove(focus, org, org.facts)
+    assert compose(proof, org, [1], chinese=True, described=[m]) == \
+        "陈浩的审批上限为108,000 元（直属上级（王雨）：陈浩） [1]。"
+    # the named one's own limit is asked where no relation follows its name
+    assert _goals(org, "What is the approval limit of Wang Yu?")[0] == [("approval_limit", ("wang_yu",))]
+
+
+def test_no_answer_about_the_named_entity_when_the_relation_gives_no_one(org):
+    # Ana Ruiz reports to nobody the facts know: the question is still not about her
+    assert _goals(org, "What is the approval limit of the person Ana Ruiz reports to?")[0] == []
+    # asking who: the relation's object is the answer, not a hop
+    assert _goals(org, "Who is the person Wang Yu reports to?")[0] == [("reports_to", ("wang_yu",))]

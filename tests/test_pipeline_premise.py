@@ -123,3 +123,18 @@ def test_a_chinese_question_gets_a_chinese_correction(rb):
     r = a.ask("为什么 AX-200 的额定载重是 300 公斤？")
     assert r.status == "verified", r.reason
     assert r.answer == "这个前提不对：AX-200的额定载重为200 公斤 [1]。"
+
+
+def test_the_question_is_answered_besides_its_corrected_premise(rb):
+    # the premise's goal is not what is asked, and its value is not one the question computes with
+    a, gen = make(rb, [ABSTAIN_SENTINEL])
+    r = a.ask("The AX-200 has a rated payload of 300 kg; what is the rated payload of the LX-500?")
+    assert len(gen.calls) == 1 and r.status == "verified", r.reason
+    assert r.answer == ("That is not right: the rated payload for AX-200 is 200 kg [2]. "
+                        "The rated payload for LX-500 is 500 kg [1].")
+    assert r.proof["args"] == ["lx_500"] and [c["stated"] for c in r.premise_corrections] == ["300 kg"]
+    a, _ = make(rb, [ABSTAIN_SENTINEL])
+    r = a.ask("Since the business class minimum flight time is 9 hours, what is the rated payload of the AX-200?")
+    assert r.status == "verified" and r.answer == (
+        "That is not right: the business class minimum flight time for travel policy is 6 hours [2]. "
+        "The rated payload for AX-200 is 200 kg [1]."), r.reason

@@ -289,7 +289,7 @@ def test_a_proof_deeper_than_the_step_limit_is_no_proof(tmp_path):
 
 
 def test_a_rate_counted_per_another_period_does_not_answer(rb):
-    from pipeline.answer_check import periods
+    from pipeline.periods import periods
     assert periods("How many days per week may employees work remotely?") == {"week"}
     assert periods("up to 20 working days per calendar year, EUR 0.35 per km") == {"year", "km"}
     assert periods("每周最多几天？每晚 700 元") == {"week", "night"}
@@ -400,3 +400,24 @@ def test_of_two_equally_named_goals_the_one_the_question_names_as_a_phrase_is_pr
         assert proof is not None and (proof.goal.relation, str(proof.value)) == ("battery_warranty", "18 months"), q
     # neither named as a phrase: the two proofs disagree, no answer
     assert prove(parse_question("How long does the warranty of the LX-500 robot battery run?", rb), rb, []) is None
+
+
+def test_a_value_the_documents_count_per_another_period_is_no_proof(tmp_path):
+    rules = """
+entity site suzhou "Suzhou" aka "苏州"
+relation ta_rate(s: site, x: money[CNY]) "teaching assistant pay" aka "助教津贴"
+pattern P_RATE: "{site} ... 助教津贴按每小时 {x:money} 发放" -> ta_rate(site, x)
+pattern P_RATE_EN: "in {site} teaching assistant pay is {x:money} per hour" -> ta_rate(site, x)
+"""
+    rb = rulebase_of(rules, tmp_path, "t.rules")
+    kb = [FakePassage("zh.md", "苏州校区：助教津贴按每小时 85 元发放。", 0.9, chunk_id="zh"),
+          FakePassage("en.md", "At the campus in Suzhou teaching assistant pay is CNY 85 per hour.", 0.8, chunk_id="en")]
+    from pipeline.periods import periods
+    assert periods("全年共 55,200 元；annual stipend; 一年的津贴总共") == {"year"}
+    assert periods("hourly, weekly, monthly, daily") == {"hour", "week", "month", "day"}
+    for q, proved in [("苏州每周能拿到多少助教津贴？", False), ("What is the weekly teaching assistant pay in Suzhou?", False),
+                      ("苏州每小时的助教津贴是多少？", True), ("How much is the teaching assistant pay in Suzhou?", True)]:
+        a = Answerer(ScriptedGenerator([ABSTAIN_SENTINEL]), FixedRetriever(kb), rb, AnswererConfig())
+        r = a.ask(q)
+        assert (r.proof is not None) == proved, q
+        assert r.status == ("verified" if proved else "abstained"), (q, r.reason)

@@ -51,13 +51,14 @@ def normalise_text(text: str) -> str:
 
 
 def contains_text(haystack: str, needle: str) -> bool:
-    """Normalised containment; Latin needles must sit on word boundaries ("20" is not in "120")."""
+    """Normalised containment; Latin needles must sit on word boundaries ("20" is not in "120"), of which a
+    Chinese character is one ("HG9级" states HG9)."""
     h, n = normalise_text(haystack), normalise_text(needle)
     if not n:
         return False
     if re.search(r"[\u3400-\u9fff]", n):
         return n in h
-    return re.search(rf"(?<!\w){re.escape(n)}(?!\w)", h) is not None
+    return re.search(rf"(?<![^\W\u3400-\u9fff]){re.escape(n)}(?![^\W\u3400-\u9fff])", h) is not None
 
 
 def is_abstention(answer: str) -> bool:

@@ -9,7 +9,8 @@ from typing import Any, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
 from pipeline.extraction import blanked, find_values
-from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names
+from pipeline.question import EntityMention, QuestionFocus, implied_arguments, parse_question, relation_names
+from pipeline.symbolic_answer import current_evidence
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 
@@ -98,9 +99,11 @@ def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) ->
     """``focus`` parsed again with the entities the question describes, or as it is when it describes none."""
     described = described_entities(focus, rulebase, facts)
     related, unnamed = related_entities(focus, rulebase, facts)
-    if not described and not unnamed:
+    implied = implied_arguments(rulebase, current_evidence(facts, rulebase))
+    if not described and not unnamed and not implied:
         return focus
-    out = parse_question(focus.question, rulebase, described=[*described, *related], unnamed=unnamed)
+    out = parse_question(focus.question, rulebase, described=[*described, *related], unnamed=unnamed,
+                         implied=implied)
     # the relation that describes an entity is not what the question asks of it
     hops = {m.described_by for m in related}
     out.goals = [g for g in out.goals if g.relation not in hops]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pipeline.extraction import last_sentence, mask_citations
 from pipeline.prompts import is_chinese
-from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
-                               stated_values)
+from pipeline.question import (Goal, QuestionFocus, implied_arguments, param_fits, parse_question, relation_label,
+                               relation_names, stated_values)
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
 from symbolic import BackwardChainer
 from symbolic.values import format_value, value_type
@@ -85,11 +85,13 @@ def _value_types(value: Any) -> frozenset[str]:
     return frozenset({kind, "quantity"} if kind == "number" else {kind})
 
 
-def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int]) -> list[Goal]:
+def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int],
+                implied: Mapping[tuple[str, int], str] | None = None) -> list[Goal]:
     """The goals whose value ``value`` can be: the relation's value fits it, every other argument is bound
-    (by the question's entities or another of its values, never this one), best named first."""
+    (by the question's entities or another of its values, never this one, or ``implied`` by the facts), best
+    named first."""
     parsed = parse_question(focus.question, rulebase, min_score=MIN_SCORE, described=focus.entities,
-                            types=_value_types(value))
+                            types=_value_types(value), implied=implied)
     return [g for g in parsed.goals
             if span not in g.stated and param_fits(rulebase.relations[g.relation].params[-1], value)]
 
@@ -140,8 +142,10 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
     chainer: BackwardChainer | None = None
     out: list[LimitBreach] = []
     values = stated_values(focus.question, focus.entities)
+    current = current_evidence(evidence, rulebase)
+    implied = implied_arguments(rulebase, current)
     for value, s, e in values:
-        picked = _limit_goal(_candidates(focus, rulebase, value, (s, e)), rulebase)
+        picked = _limit_goal(_candidates(focus, rulebase, value, (s, e), implied), rulebase)
         if picked is None:
             continue
         goal, direction = picked
@@ -152,8 +156,7 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
             continue
         if chainer is None:
             # as for a symbolic answer, a superseded document's limit never stands beside the current one
-            chainer = BackwardChainer(rulebase.backward_rules, [*current_evidence(evidence, rulebase), *rulebase.facts],
-                                      max_depth=max_depth)
+            chainer = BackwardChainer(rulebase.backward_rules, [*current, *rulebase.facts], max_depth=max_depth)
         proof = best_proof(chainer, goal, margin)
         if proof is not None and _past(value, proof.value, direction) and all(b.proof.goal != goal for b in out):
             out.append(LimitBreach(value, (s, e), direction, proof))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import blanked, find_values
@@ -274,15 +274,32 @@ def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
     return _type_fits(sig, types) and _currency_fits(sig, currency)
 
 
+def implied_arguments(rulebase: Any, facts: Sequence[Any]) -> dict[tuple[str, int], str]:
+    """(relation, argument position) -> the one entity every fact of the relation has there: where the
+    documents state a threshold for one site only, a question about it need not name the site."""
+    seen: dict[tuple[str, int], set[Any]] = {}
+    for f in facts:
+        sig = rulebase.relations.get(f.relation)
+        if sig is None or len(f.args) != sig.arity:
+            continue
+        for i, p in enumerate(sig.params[:-1]):
+            if p.type not in VALUE_TYPES:
+                seen.setdefault((f.relation, i), set()).add(f.args[i])
+    return {k: next(iter(v)) for k, v in seen.items()
+            if len(v) == 1 and isinstance(next(iter(v)), str) and next(iter(v)) in rulebase.entities}
+
+
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
                    described: Sequence[EntityMention] = (), types: frozenset[str] | None = None,
-                   unnamed: Sequence[EntityMention] = ()) -> QuestionFocus:
+                   unnamed: Sequence[EntityMention] = (), implied: Mapping[tuple[str, int], str] | None = None
+                   ) -> QuestionFocus:
     """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
     needs every argument but the last bound by an entity the question names (or by the type's only
     entity, or one it ``described`` by a value: pipeline.described), a last argument whose type fits the
     question's answer type (or one of ``types``, when given), and at least ``min_score`` of one of the
     relation's names in the question. ``unnamed``: mentions that stand for another entity, not their own
-    (the "Wang Yu" of "the person Wang Yu reports to")."""
+    (the "Wang Yu" of "the person Wang Yu reports to"). ``implied``: arguments the facts leave no choice
+    in (implied_arguments), bound where the question names no entity of their type."""
     types = answer_types(question) if types is None else types
     terms = frozenset(content_terms(question))
     focus = QuestionFocus(question, types, terms=terms)
@@ -309,7 +326,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
             continue
         # one choice per argument: (the bound value, the question span it comes from, if a stated value)
         choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
-        implied = []
+        implied_here: list[int] = []
         for i, p in enumerate(sig.params[:-1]):
             named: list[tuple[Any, tuple[int, int] | None]] = [(eid, None) for eid in by_type.get(p.type, [])]
             if p.type in VALUE_TYPES:   # a count, distance or period the question gives ("for 4 nights")
@@ -318,7 +335,10 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
                 choices.append(named)
             elif only_entity.get(p.type):
                 choices.append([(only_entity[p.type], None)])
-                implied.append(i)
+                implied_here.append(i)
+            elif implied and (sig.name, i) in implied:
+                choices.append([(implied[(sig.name, i)], None)])
+                implied_here.append(i)
             else:
                 choices = []
                 break
@@ -328,7 +348,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
             spans = [span for _a, span in picked if span is not None]
             if len(set(spans)) < len(spans):
                 continue   # one stated value binds one argument
-            goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied), tuple(spans)))
+            goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied_here), tuple(spans)))
     # the best-named relations first; among equals, the ones whose arguments the question names itself
     focus.goals = sorted(goals, key=lambda g: (-g.score, len(g.implied), g.relation))
     return focus

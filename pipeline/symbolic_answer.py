@@ -258,9 +258,10 @@ def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool) -> str:
     count read with its parameter's name ("4 nights", "3 晚")."""
     sig = rulebase.relations[proof.goal.relation]
     names, values = [], []
+    sole = sole_entities(rulebase)
     for i, a in enumerate(proof.goal.args):
-        if i in proof.goal.implied:
-            continue
+        if i in proof.goal.implied and sole.get(sig.params[i].type) == a:
+            continue   # the travel policy, the one there is; an argument the facts imply is said
         p = sig.params[i]
         if p.type not in VALUE_TYPES:
             names.append(_entity_name(rulebase, a, chinese))

@@ -127,3 +127,29 @@ def test_no_answer_about_the_named_entity_when_the_relation_gives_no_one(org):
     assert _goals(org, "What is the approval limit of the person Ana Ruiz reports to?")[0] == []
     # asking who: the relation's object is the answer, not a hop
     assert _goals(org, "Who is the person Wang Yu reports to?")[0] == [("reports_to", ("wang_yu",))]
+
+
+SITES = """
+entity site glasgow "Glasgow"
+entity site suzhou "Suzhou"
+relation notice_period(s: site, d: duration[week]) "extension notice period"
+relation loan_period(s: site, d: duration[day]) "loan period"
+fact notice_period(glasgow, 6 weeks)
+fact loan_period(glasgow, 21 days)
+fact loan_period(suzhou, 30 days)
+"""
+
+
+def test_an_argument_the_facts_leave_no_choice_in_is_implied(tmp_path):
+    from pipeline.symbolic_answer import compose, prove
+    rb = rulebase_of(SITES, tmp_path)
+    focus = with_described(parse_question("What is the extension notice period?", rb), rb, rb.facts)
+    assert [(g.relation, g.args, g.implied) for g in focus.goals] == [("notice_period", ("glasgow",), (0,))]
+    # the implied site is said: another site may be what the asker had in mind
+    assert compose(prove(focus, rb, rb.facts), rb, [1], chinese=False) == \
+        "The extension notice period for Glasgow is 6 weeks [1]."
+    # two sites state a loan period: which one is asked is not known
+    assert with_described(parse_question("What is the loan period?", rb), rb, rb.facts).goals == []
+    # a site the question names is never replaced by the implied one
+    focus = with_described(parse_question("What is the extension notice period in Suzhou?", rb), rb, rb.facts)
+    assert [(g.args, g.implied) for g in focus.goals] == [(("suzhou",), ())] and prove(focus, rb, rb.facts) is None

@@ -223,3 +223,21 @@ def test_verify_flags_a_yes_past_the_limit(rb):
     assert any(g.startswith("the answer is no (220 EUR is above the hotel limit per night") for g in r.gaps), r.gaps
     ok = a.verify("Can I book a EUR 220 per night hotel in Munich?", "No, the hotel limit in Munich is EUR 180.")
     assert ok.status == "verified", ok.reason
+
+
+def test_a_limit_stated_for_one_site_only_needs_no_site_in_the_question(tmp_path):
+    rules = """
+entity site glasgow "Glasgow"
+entity site suzhou "Suzhou"
+relation claim_deadline(s: site, d: duration[day]) "expense claim deadline" limit upper
+relation loan_limit(s: site, n: number) "loan limit" limit upper
+pattern P_CLAIM: "in {site} expense claims are due within {d:duration}" -> claim_deadline(site, d)
+pattern P_LOAN: "in {site} the loan limit is {n:number}" -> loan_limit(site, n)
+"""
+    rb = rulebase_of(rules, tmp_path, "t.rules")
+    kb = [FakePassage("claims.md", "In Glasgow expense claims are due within 30 days.", 0.5, chunk_id="c"),
+          FakePassage("loans.md", "In Glasgow the loan limit is 15. In Suzhou the loan limit is 10.", 0.4, chunk_id="l")]
+    [b] = found_breaches(rb, "Can I submit my expense claim 40 days after the trip?", kb)
+    assert (b.proof.goal.args, b.proof.goal.implied, b.proof.value) == (("glasgow",), (0,), Quantity(30.0, "day"))
+    # two sites state a loan limit: the question does not say whose
+    assert found_breaches(rb, "Can I borrow 12 items at once under the loan limit?", kb) == []

@@ -56,6 +56,8 @@ def kb_facts(rb, passages=KB):
 @pytest.mark.parametrize("question, types", [
     ("How many days of annual leave do I get?", {"duration"}),
     ("How many remote days per week?", {"duration"}),
+    ("How long must the password of an administrator account be?", {"duration", "number", "quantity"}),
+    ("How long is the battery warranty?", {"duration"}),
     ("What percentage is the volume discount?", {"percent"}),
     ("What volume discount applies to an order of 12 robots?", {"percent"}),
     ("How much does the AX-200 cost?", {"money", "quantity", "percent"}),

@@ -92,8 +92,25 @@ def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int
     named first."""
     parsed = parse_question(focus.question, rulebase, min_score=MIN_SCORE, described=focus.entities,
                             types=_value_types(value), implied=implied)
-    return [g for g in parsed.goals
-            if span not in g.stated and param_fits(rulebase.relations[g.relation].params[-1], value)]
+    named = [g for g in parsed.goals
+             if span not in g.stated and param_fits(rulebase.relations[g.relation].params[-1], value)]
+    return named or _fitting(focus, rulebase, value, span)
+
+
+def _fitting(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int]) -> list[Goal]:
+    """The one relation the question's entities and value fit, though it names none: "My cryogen handling
+    training at Glasgow was 30 months ago" names a course and a campus and states a period, and one relation
+    takes a course and a campus to a period. Its arguments but the value are the entities the question names,
+    every one of them (none implied, none another of its values), and they are two at least: one place alone
+    fits any of its thresholds ("I was at Glasgow 30 months ago" is no fume cupboard's test interval)."""
+    parsed = parse_question(focus.question, rulebase, min_score=0.0, described=focus.entities,
+                            types=_value_types(value))
+    named = {e.entity_id for e in parsed.entities}
+    if len(named) < 2:
+        return []
+    fits = [g for g in parsed.goals if not g.implied and not g.stated and set(g.args) == named
+            and param_fits(rulebase.relations[g.relation].params[-1], value)]
+    return fits if len({g.relation for g in fits}) == 1 else []
 
 
 def _limit_goal(goals: list[Goal], rulebase: Any) -> tuple[Goal, str] | None:

@@ -241,3 +241,25 @@ pattern P_LOAN: "in {site} the loan limit is {n:number}" -> loan_limit(site, n)
     assert (b.proof.goal.args, b.proof.goal.implied, b.proof.value) == (("glasgow",), (0,), Quantity(30.0, "day"))
     # two sites state a loan limit: the question does not say whose
     assert found_breaches(rb, "Can I borrow 12 items at once under the loan limit?", kb) == []
+
+
+def test_the_one_relation_the_named_entities_and_the_value_fit_is_the_limit(tmp_path):
+    rules = """
+entity site glasgow "Glasgow"
+entity course cryo "cryogen handling training"
+entity course laser "laser safety training"
+relation validity(c: course, s: site, d: duration[month]) "valid for" limit upper
+relation fume_test_interval(s: site, d: duration[month]) "fume cupboard test interval" limit upper
+pattern P_VALID: "at {site} {course} is valid for {d:duration}" -> validity(course, site, d)
+pattern P_FUME: "at {site} fume cupboards are tested every {d:duration}" -> fume_test_interval(site, d)
+"""
+    rb = rulebase_of(rules, tmp_path, "t.rules")
+    kb = [FakePassage("safety.md", "At Glasgow cryogen handling training is valid for 24 months. "
+                      "At Glasgow fume cupboards are tested every 12 months.", 0.5, chunk_id="s")]
+    # no relation is named: the course, the campus and a period fit one relation only
+    [b] = found_breaches(rb, "My cryogen handling training at Glasgow was 30 months ago. May I still dispense "
+                             "liquid nitrogen?", kb)
+    assert (b.proof.goal.relation, b.proof.value, b.direction) == ("validity", Quantity(24.0, "month"), "upper")
+    assert found_breaches(rb, "My cryogen handling training at Glasgow was 20 months ago. May I still work?", kb) == []
+    # a campus alone names no threshold of its own, though one relation takes a campus to a period
+    assert found_breaches(rb, "I was at Glasgow 30 months ago. May I still work there?", kb) == []

@@ -11,7 +11,7 @@ from pipeline.answer_scope import (about_another, about_no_one_asked, asked_attr
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
-from pipeline.periods import PER_ZH, ZH_PERIOD, periods
+from pipeline.periods import PER_ZH, ZH_PERIOD, around, periods
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
@@ -74,6 +74,34 @@ def counted_units(question: str) -> str | None:
     """The count of things a question asks a total for ("two Frostline RT-18 trucks"), or None."""
     m = _COUNTED.search(question)
     return m.group(0) if m else None
+
+
+def _about_another_subject(text: str, proof: Any, rulebase: Any | None) -> str | None:
+    """The proved value said of another entity than the proof's ("the XR-40 has a 1.1 kW power rating" where
+    the LC-220 is the instrument asked about, and its rating 1.1 kW): the right figure, the wrong thing."""
+    if rulebase is None:
+        return None
+    said = find_entities(text, rulebase)
+    for arg in proof.goal.args:
+        entity = rulebase.entities.get(arg) if isinstance(arg, str) else None
+        if entity is None:
+            continue
+        same_type = {m.entity_id for m in said if m.type == entity.type}
+        if same_type and arg not in same_type:
+            return f"it is about {sorted(same_type)[0]}, but the answer the documents give is about {arg}"
+    return None
+
+
+def source_periods(values: Sequence[Any], evidence: Sequence[EvidenceValue]) -> set[str]:
+    """The periods the sources count the answer's values in, where the answer says none ("[1] 85" from "按每小时
+    85 元发放"): a bare figure is what its source says it is."""
+    out: set[str] = set()
+    for ev in evidence:
+        if any(values_match(v, ev.value) for v in values):
+            at = ev.context.find(ev.text)
+            if at >= 0:
+                out |= periods(around(ev.context, at, at + len(ev.text)))
+    return out
 
 
 def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
@@ -141,7 +169,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if proof is not None:
         if not states_value(text, values, proof.value):
             return f"it does not state the answer the documents give ({format_value(proof.value)})"
-        return None
+        return _about_another_subject(text, proof, rulebase)
     if _UNEVALUATED.search(text):
         return "it leaves a calculation unevaluated"
     if repeats_itself(text):
@@ -185,7 +213,8 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     asked_cur, said_cur = asked_currency(focus.question), {v.currency for v in values if isinstance(v, Money)}
     if asked_cur and said_cur and asked_cur not in said_cur:
         return f"the question asks for an amount in {asked_cur}, the answer states {' or '.join(sorted(said_cur))}"
-    asked_per, said_per = periods(focus.question), value_periods(text, mentions) or periods(text)
+    asked_per, said_per = periods(focus.question), value_periods(text, mentions) or periods(text) \
+        or source_periods(values, evidence)
     if asked_per and said_per and not asked_per & said_per:
         return f"the question asks per {', '.join(sorted(asked_per))}, the answer counts per {', '.join(sorted(said_per))}"
     counted = counted_units(focus.question)

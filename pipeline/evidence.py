@@ -3,12 +3,11 @@ by the rule base), quarantined passages set apart, the question's focus, the evi
 KB's under the rule base) and, where the rules can prove the answer, the proof."""
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pipeline.periods import counted_per_other_period
+from pipeline.periods import around, counted_per_other_period
 from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.described import with_described
@@ -201,9 +200,7 @@ def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, p
         for value, _kind, s, e in find_values(span):
             if value == proof.value:
                 at = prov.start - passage.start
-                before = passage.text[max(0, at + s - 6):at + s]
-                after = re.split(r"[.,;:，。；：\n|]", passage.text[at + e:at + e + 40])[0]
-                if counted_per_other_period(question, before + " " + after):
+                if counted_per_other_period(question, around(passage.text, at + s, at + e)):
                     return True
     return False
 

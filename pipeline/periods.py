@@ -35,3 +35,9 @@ def counted_per_other_period(question: str, stated_in: str) -> bool:
     question asks for ("每小时 85 元" to "每周能拿到多少"); False where either names none."""
     asked, said = periods(question), periods(stated_in)
     return bool(asked and said and not asked & said)
+
+
+def around(text: str, start: int, end: int) -> str:
+    """The words that say what a value at ``text[start:end]`` counts per: a few characters before it ("每小时 85
+    元") and its clause after it ("GBP 18.65 per hour, including ...")."""
+    return text[max(0, start - 6):start] + " " + re.split(r"[.,;:，。；：\n|]", text[end:end + 40])[0]

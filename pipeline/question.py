@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from pipeline.context import CJK_RUN_RE, content_terms
-from pipeline.extraction import blanked, find_values
+from pipeline.extraction import blanked, find_values, last_sentence
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
@@ -53,11 +53,14 @@ def asks_two(question: str) -> bool:
 
 
 def answer_types(question: str) -> frozenset[str]:
-    """The answer types a question expects (empty when its wording gives no cue)."""
-    for rx, types in _TYPE_RES:
-        if rx.search(question):
-            return frozenset(types)
+    """The answer types a question expects (empty when its wording gives no cue); a question whose
+    sentences before the last set the scene is read by its last ("…deputises for her. Can he approve …?")."""
+    for text in (question, last_sentence(question)):
+        for rx, types in _TYPE_RES:
+            if rx.search(text):
+                return frozenset(types)
     return frozenset()
+
 
 
 @dataclass(frozen=True)

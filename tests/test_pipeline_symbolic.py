@@ -423,3 +423,33 @@ pattern P_RATE_EN: "in {site} teaching assistant pay is {x:money} per hour" -> t
         r = a.ask(q)
         assert (r.proof is not None) == proved, q
         assert r.status == ("verified" if proved else "abstained"), (q, r.reason)
+
+
+def test_the_proved_value_said_of_another_entity_does_not_answer(rb):
+    facts = kb_facts(rb)
+    q = "What is the rated payload of the AX-200?"
+    proof = prove(parse_question(q, rb), rb, facts)
+    assert proof.value.value == 200.0
+    assert _gap(rb, q, "The AX-200 carries 200 kg [1].", proof) is None
+    assert _gap(rb, q, "The LX-500 carries 200 kg [1].", proof) == \
+        "it is about lx_500, but the answer the documents give is about ax_200"
+    # naming the other one beside the right one is no mistake
+    assert _gap(rb, q, "Unlike the LX-500, the AX-200 carries 200 kg [1].", proof) is None
+
+
+def test_a_bare_figure_counts_per_the_period_its_source_gives_it(rb):
+    from pipeline.answer_check import source_periods
+    from pipeline.extraction import EvidenceValue
+    from symbolic.values import Money
+    ev = EvidenceValue(Money(85.0, "CNY"), "85 元", "zh.md", 0, 5, False, context="助教津贴按每小时 85 元发放。")
+    assert source_periods([Money(85.0, "CNY")], [ev]) == {"hour"}
+    assert source_periods([Money(90.0, "CNY")], [ev]) == set()
+    gap = answer_gap("[1] 85", parse_question("每周能拿到多少助教津贴？", rb), [], extract_claims("[1] 85", [], rb)[1],
+                     rb, None, [ev])
+    assert gap == "the question asks per week, the answer counts per hour"
+
+
+def test_the_last_sentence_asks_when_the_first_sets_the_scene():
+    assert answer_types("While Dr Sinclair is on leave, Dr Reid deputises for her. Can he approve GBP 20,000?") \
+        == {"yesno"}
+    assert answer_types("A part is replaced under warranty. How long is the new part covered?") == {"duration"}

@@ -1,7 +1,9 @@
 """Claims a sentence states through a rule's chain, no model: for a goal ``head(?a, ?v) if first(?a, ?b) and
 second(?b, ?v)`` with ``first`` unique ("a city's limit is its tier's"), a sentence claiming two of the three
 links claims the third: "Paris is a Tier 1 city with a limit of EUR 180 per night" states the tier's limit
-and the city's."""
+and the city's. Likewise for a goal of more links: a sentence stating its conclusion and every link but the
+one that gives the value states that one ("Chen Hao's limit is CNY 108,000 (grade: HG8; campus: Suzhou)"
+states the HG8 limit at Suzhou)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -55,4 +57,64 @@ def chain_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Cl
                 if found not in have:
                     have.add(found)
                     out.append(sentence_claim(*found, answer, s, e, c.cited, "chain", VOCABULARY_CLAIM_CF))
+    return out
+
+
+def _value_premise(rule: Any, rulebase: Any) -> int | None:
+    """The position of the one premise that gives a goal's value, where every premise is a plain atom of
+    variables, the others are of unique relations, and the value premise's arguments are all bound by the head
+    or the others; None for any other rule."""
+    prem = rule.premises
+    atoms = [rule.head, *prem]
+    if len(prem) < 2 or not all(isinstance(p, Atom) and all(isinstance(t, Var) for t in p.args) for p in atoms):
+        return None
+    value = rule.head.args[-1]
+    givers = [i for i, p in enumerate(prem) if value in p.args]
+    if len(givers) != 1 or prem[givers[0]].args[-1] != value:
+        return None
+    others = [p for i, p in enumerate(prem) if i != givers[0]]
+    sigs = [rulebase.relations.get(p.relation) for p in others]
+    bound = set(rule.head.args) | {t for p in others for t in p.args}
+    if not all(sig is not None and sig.unique for sig in sigs) or not set(prem[givers[0]].args) <= bound:
+        return None
+    return givers[0]
+
+
+def _unify(atom: Atom, args: tuple, bindings: dict) -> dict | None:
+    out = dict(bindings)
+    for var, value in zip(atom.args, args):
+        if var in out and out[var] != value:
+            return None
+        out[var] = value
+    return out if len(atom.args) == len(args) else None
+
+
+def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+    """The premise giving a goal's value, read from a sentence claiming the goal's conclusion and its other
+    premises, each by one claim; for heads one rule alone concludes (two rules through different premises do
+    not say which holds)."""
+    rules = [r for r in rulebase.backward_rules if r.premises]
+    concluding = Counter(r.head.relation for r in rules)
+    have = {(c.fact.relation, c.fact.args) for c in claims}
+    sentence_of = {id(c): sentence_around(answer, c.start) for c in claims}
+    out: list[Claim] = []
+    for rule in rules:
+        at = _value_premise(rule, rulebase) if concluding[rule.head.relation] == 1 else None
+        if at is None:
+            continue
+        others = [p for i, p in enumerate(rule.premises) if i != at]
+        for head in (c for c in claims if c.fact.relation == rule.head.relation):
+            span = sentence_of[id(head)]
+            bindings = _unify(rule.head, head.fact.args, {})
+            for p in others:
+                fits = {tuple(b.items()) for c in claims if c.fact.relation == p.relation and sentence_of[id(c)] == span
+                        for b in [_unify(p, c.fact.args, bindings or {})] if b is not None and bindings is not None}
+                bindings = dict(fits.pop()) if len(fits) == 1 else None
+            if bindings is None:
+                continue
+            base = rule.premises[at]
+            found = (base.relation, tuple(bindings[v] for v in base.args))
+            if found not in have:
+                have.add(found)
+                out.append(sentence_claim(*found, answer, *span, head.cited, "chain", VOCABULARY_CLAIM_CF))
     return out

@@ -65,3 +65,37 @@ def test_no_second_link_where_two_chains_conclude_the_head(tmp_path):
     assert chain_claims(TEXT, [tier, _claim("city_limit", ["paris", eur])], rb) == []
     assert [str(c.fact) for c in chain_claims(TEXT, [tier, _claim("tier_cap", ["tier_1", eur])], rb)] == [
         "city_limit(paris, 180 EUR)"]
+
+
+GOAL_RULES = """
+entity person chen "Chen Hao"
+entity person wang "Wang Yu"
+entity grade hg7 "HG7"
+entity grade hg8 "HG8"
+entity campus suzhou "Suzhou"
+relation grade_of(p: person, g: grade) "grade" unique
+relation campus_of(p: person, c: campus) "campus" unique
+relation grade_limit(g: grade, c: campus, x: money[CNY]) "approval limit of a grade"
+relation person_limit(p: person, x: money[CNY]) "a person's approval limit"
+goal LIMIT "a person's limit is their grade's at their campus":
+    person_limit(?p, ?x) if grade_of(?p, ?g) and campus_of(?p, ?c) and grade_limit(?g, ?c, ?x)
+"""
+GOAL_TEXT = "The approval limit for Chen Hao is CNY 108,000 (grade: HG8; campus: Suzhou) [1]. Wang Yu is HG7."
+
+
+def test_a_goal_of_three_links_gives_the_value_premise_from_its_conclusion_and_the_others(tmp_path):
+    from pipeline.chain_reading import goal_premise_claims
+    rb = rulebase_of(GOAL_RULES, tmp_path)
+    cny = Money(108000, "CNY")
+
+    def claim(relation, args, start=0, end=80):
+        return sentence_claim(relation, tuple(args), GOAL_TEXT, start, end, [], "label", 0.9)
+    said = [claim("person_limit", ["chen", cny]), claim("grade_of", ["chen", "hg8"]), claim("campus_of", ["chen", "suzhou"])]
+    found = goal_premise_claims(GOAL_TEXT, said, rb)
+    assert [(str(c.fact), c.extractor) for c in found] == [("grade_limit(hg8, suzhou, 108000 CNY)", "chain")]
+    # a link left unsaid, or said in another sentence, or of another person: no claim
+    assert goal_premise_claims(GOAL_TEXT, said[:2], rb) == []
+    assert goal_premise_claims(GOAL_TEXT, [*said[:2], claim("campus_of", ["chen", "suzhou"], 82, 99)], rb) == []
+    assert goal_premise_claims(GOAL_TEXT, [*said[:2], claim("campus_of", ["wang", "suzhou"])], rb) == []
+    # two grades said for the one person: which one the limit is given for is not known
+    assert goal_premise_claims(GOAL_TEXT, [*said, claim("grade_of", ["chen", "hg7"])], rb) == []

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.answer_scope import (about_another, about_no_one_asked, asked_attribute, asked_entities, cited_evidence,
-                                   drops_a_negation, from_an_example, relation_terms, repeats_itself)
+from pipeline.answer_scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
+                                   asked_entities, cited_evidence, drops_a_negation, from_an_example, relation_terms,
+                                   repeats_itself)
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -74,22 +75,6 @@ def counted_units(question: str) -> str | None:
     """The count of things a question asks a total for ("two Frostline RT-18 trucks"), or None."""
     m = _COUNTED.search(question)
     return m.group(0) if m else None
-
-
-def _about_another_subject(text: str, proof: Any, rulebase: Any | None) -> str | None:
-    """The proved value said of another entity than the proof's ("the XR-40 has a 1.1 kW power rating" where
-    the LC-220 is the instrument asked about, and its rating 1.1 kW): the right figure, the wrong thing."""
-    if rulebase is None:
-        return None
-    said = find_entities(text, rulebase)
-    for arg in proof.goal.args:
-        entity = rulebase.entities.get(arg) if isinstance(arg, str) else None
-        if entity is None:
-            continue
-        same_type = {m.entity_id for m in said if m.type == entity.type}
-        if same_type and arg not in same_type:
-            return f"it is about {sorted(same_type)[0]}, but the answer the documents give is about {arg}"
-    return None
 
 
 def source_periods(values: Sequence[Any], evidence: Sequence[EvidenceValue]) -> set[str]:
@@ -169,7 +154,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if proof is not None:
         if not states_value(text, values, proof.value):
             return f"it does not state the answer the documents give ({format_value(proof.value)})"
-        return _about_another_subject(text, proof, rulebase)
+        return about_another_subject(text, proof, rulebase)
     if _UNEVALUATED.search(text):
         return "it leaves a calculation unevaluated"
     if repeats_itself(text):

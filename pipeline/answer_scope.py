@@ -187,3 +187,19 @@ def asked_attribute(focus: QuestionFocus) -> set[str]:
         return set()
     named = set().union(set(), *(content_terms(e.text) for e in focus.entities))
     return {t for t in content_terms(m.group(1)) if t not in named}
+
+
+def about_another_subject(text: str, proof: Any, rulebase: Any | None) -> str | None:
+    """The proved value said of another entity than the proof's ("the XR-40 has a 1.1 kW power rating" where
+    the LC-220 is the instrument asked about, and its rating 1.1 kW): the right figure, the wrong thing."""
+    if rulebase is None:
+        return None
+    said = find_entities(text, rulebase)
+    for arg in proof.goal.args:
+        entity = rulebase.entities.get(arg) if isinstance(arg, str) else None
+        if entity is None:
+            continue
+        same_type = {m.entity_id for m in said if m.type == entity.type}
+        if same_type and arg not in same_type:
+            return f"it is about {sorted(same_type)[0]}, but the answer the documents give is about {arg}"
+    return None

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
 from pipeline.extraction import blanked, find_values
-from pipeline.question import EntityMention, QuestionFocus, implied_arguments, parse_question, relation_names
+from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names
 from pipeline.symbolic_answer import current_evidence
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
@@ -93,6 +93,21 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
                                                  x.entity_id))
             break
     return related, unnamed
+
+
+def implied_arguments(rulebase: Any, facts: Sequence[Any]) -> dict[tuple[str, int], str]:
+    """(relation, argument position) -> the one entity every fact of the relation has there: where the
+    documents state a threshold for one site only, a question about it need not name the site."""
+    seen: dict[tuple[str, int], set[Any]] = {}
+    for f in facts:
+        sig = rulebase.relations.get(f.relation)
+        if sig is None or len(f.args) != sig.arity:
+            continue
+        for i, p in enumerate(sig.params[:-1]):
+            if p.type not in VALUE_TYPES:
+                seen.setdefault((f.relation, i), set()).add(f.args[i])
+    return {k: next(iter(v)) for k, v in seen.items()
+            if len(v) == 1 and isinstance(next(iter(v)), str) and next(iter(v)) in rulebase.entities}
 
 
 def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -> QuestionFocus:

@@ -10,8 +10,9 @@ from typing import Any, Mapping, Sequence
 
 from pipeline.extraction import last_sentence, mask_citations
 from pipeline.prompts import is_chinese
-from pipeline.question import (Goal, QuestionFocus, implied_arguments, param_fits, parse_question, relation_label,
-                               relation_names, stated_values)
+from pipeline.described import implied_arguments
+from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
+                               stated_values)
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
 from symbolic import BackwardChainer
 from symbolic.values import format_value, value_type

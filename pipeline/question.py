@@ -277,21 +277,6 @@ def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
     return _type_fits(sig, types) and _currency_fits(sig, currency)
 
 
-def implied_arguments(rulebase: Any, facts: Sequence[Any]) -> dict[tuple[str, int], str]:
-    """(relation, argument position) -> the one entity every fact of the relation has there: where the
-    documents state a threshold for one site only, a question about it need not name the site."""
-    seen: dict[tuple[str, int], set[Any]] = {}
-    for f in facts:
-        sig = rulebase.relations.get(f.relation)
-        if sig is None or len(f.args) != sig.arity:
-            continue
-        for i, p in enumerate(sig.params[:-1]):
-            if p.type not in VALUE_TYPES:
-                seen.setdefault((f.relation, i), set()).add(f.args[i])
-    return {k: next(iter(v)) for k, v in seen.items()
-            if len(v) == 1 and isinstance(next(iter(v)), str) and next(iter(v)) in rulebase.entities}
-
-
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
                    described: Sequence[EntityMention] = (), types: frozenset[str] | None = None,
                    unnamed: Sequence[EntityMention] = (), implied: Mapping[tuple[str, int], str] | None = None
@@ -302,7 +287,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     question's answer type (or one of ``types``, when given), and at least ``min_score`` of one of the
     relation's names in the question. ``unnamed``: mentions that stand for another entity, not their own
     (the "Wang Yu" of "the person Wang Yu reports to"). ``implied``: arguments the facts leave no choice
-    in (implied_arguments), bound where the question names no entity of their type."""
+    in (pipeline.described.implied_arguments), bound where the question names no entity of their type."""
     types = answer_types(question) if types is None else types
     terms = frozenset(content_terms(question))
     focus = QuestionFocus(question, types, terms=terms)

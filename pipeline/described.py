@@ -5,7 +5,7 @@ the answer's claims and the proof are about that entity."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
 from pipeline.extraction import blanked, find_values
@@ -95,11 +95,13 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
     return related, unnamed
 
 
-def implied_arguments(rulebase: Any, facts: Sequence[Any]) -> dict[tuple[str, int], str]:
+def implied_arguments(rulebase: Any, kb_facts: Sequence[Any]) -> dict[tuple[str, int], str]:
     """(relation, argument position) -> the one entity every fact of the relation has there: where the
-    documents state a threshold for one site only, a question about it need not name the site."""
+    documents state a threshold for one site only, a question about it need not name the site. ``kb_facts``
+    must be the whole knowledge base's (a superseded document's left out where a current one says the same):
+    the facts of a few retrieved passages would imply what the rest of the documents contradict."""
     seen: dict[tuple[str, int], set[Any]] = {}
-    for f in facts:
+    for f in current_evidence([*kb_facts, *rulebase.facts], rulebase):
         sig = rulebase.relations.get(f.relation)
         if sig is None or len(f.args) != sig.arity:
             continue
@@ -110,11 +112,12 @@ def implied_arguments(rulebase: Any, facts: Sequence[Any]) -> dict[tuple[str, in
             if len(v) == 1 and isinstance(next(iter(v)), str) and next(iter(v)) in rulebase.entities}
 
 
-def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -> QuestionFocus:
-    """``focus`` parsed again with the entities the question describes, or as it is when it describes none."""
+def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
+                   implied: Mapping[tuple[str, int], str] | None = None) -> QuestionFocus:
+    """``focus`` parsed again with the entities the question describes and the ``implied`` arguments
+    (implied_arguments), or as it is when there are none."""
     described = described_entities(focus, rulebase, facts)
     related, unnamed = related_entities(focus, rulebase, facts)
-    implied = implied_arguments(rulebase, current_evidence(facts, rulebase))
     if not described and not unnamed and not implied:
         return focus
     out = parse_question(focus.question, rulebase, described=[*described, *related], unnamed=unnamed,

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from pipeline.periods import around, counted_per_other_period
 from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
-from pipeline.described import with_described
+from pipeline.described import implied_arguments, with_described
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
@@ -161,11 +161,15 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     # measured (eval --mode context, 135M budget): shipped set 0.879 -> 0.887, held-out 0.742 -> 0.798
     ctx.candidates = lead_first(focus, ctx.candidates, rulebase)
     t1 = time.perf_counter()
+    implied: dict[tuple[str, int], str] = {}
     if rulebase is not None:
         facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
+        # an argument only the whole KB's facts can show to have one value (a single site's threshold)
+        if ctx.kb is not None:
+            implied = implied_arguments(rulebase, ctx.kb.facts)
         # "the robot that can carry 500 kg" is the LX-500 once a fact says so: its goals, the claims read
         # from its answer and its proof are about that entity
-        ctx.focus = focus = with_described(focus, rulebase, [*rulebase.facts, *facts])
+        ctx.focus = focus = with_described(focus, rulebase, [*rulebase.facts, *facts], implied)
     if symbolic and rulebase is not None:
         ctx.corrections = disproved_premises(focus, rulebase, facts)
         # with its premises disproved, a question is answered for what it asks besides them
@@ -174,7 +178,7 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
             question, proof, ctx.kb, ctx.candidates)) if ask is not None else None
         if ctx.proof is not None:
             ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)
-        ctx.breaches = breached_limits(focus, rulebase, facts)
+        ctx.breaches = breached_limits(focus, rulebase, facts, implied=implied)
         for c in ctx.corrections:
             c.passages = proof_passages(c.proof, ctx.candidates, ctx.kb, rulebase, question)
         for b in ctx.breaches:

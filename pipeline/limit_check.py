@@ -10,7 +10,6 @@ from typing import Any, Mapping, Sequence
 
 from pipeline.extraction import last_sentence, mask_citations
 from pipeline.prompts import is_chinese
-from pipeline.described import implied_arguments
 from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
                                stated_values)
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
@@ -152,16 +151,15 @@ def _past(value: Any, limit: Any, direction: str) -> bool:
 
 
 def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,
-                    margin: float = MARGIN) -> list[LimitBreach]:
+                    margin: float = MARGIN, implied: Mapping[tuple[str, int], str] | None = None) -> list[LimitBreach]:
     """Each value a permission question states that is past the limit the rules prove, unambiguously,
-    for it (empty for any other question)."""
+    for it (empty for any other question); ``implied``: pipeline.described.implied_arguments."""
     if not asks_permission(focus.question):
         return []
     chainer: BackwardChainer | None = None
     out: list[LimitBreach] = []
     values = stated_values(focus.question, focus.entities)
     current = current_evidence(evidence, rulebase)
-    implied = implied_arguments(rulebase, current)
     for value, s, e in values:
         picked = _limit_goal(_candidates(focus, rulebase, value, (s, e), implied), rulebase)
         if picked is None:

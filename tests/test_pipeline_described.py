@@ -142,14 +142,20 @@ fact loan_period(suzhou, 30 days)
 
 def test_an_argument_the_facts_leave_no_choice_in_is_implied(tmp_path):
     from pipeline.symbolic_answer import compose, prove
+    from pipeline.described import implied_arguments
     rb = rulebase_of(SITES, tmp_path)
-    focus = with_described(parse_question("What is the extension notice period?", rb), rb, rb.facts)
+    implied = implied_arguments(rb, [])   # the rule files' facts are the whole KB's here
+    assert implied == {("notice_period", 0): "glasgow"}
+    focus = with_described(parse_question("What is the extension notice period?", rb), rb, rb.facts, implied)
     assert [(g.relation, g.args, g.implied) for g in focus.goals] == [("notice_period", ("glasgow",), (0,))]
     # the implied site is said: another site may be what the asker had in mind
     assert compose(prove(focus, rb, rb.facts), rb, [1], chinese=False) == \
         "The extension notice period for Glasgow is 6 weeks [1]."
     # two sites state a loan period: which one is asked is not known
-    assert with_described(parse_question("What is the loan period?", rb), rb, rb.facts).goals == []
+    assert with_described(parse_question("What is the loan period?", rb), rb, rb.facts, implied).goals == []
     # a site the question names is never replaced by the implied one
-    focus = with_described(parse_question("What is the extension notice period in Suzhou?", rb), rb, rb.facts)
+    focus = with_described(parse_question("What is the extension notice period in Suzhou?", rb), rb, rb.facts,
+                           implied)
     assert [(g.args, g.implied) for g in focus.goals] == [(("suzhou",), ())] and prove(focus, rb, rb.facts) is None
+    # with no implied arguments given (a KB too large to read whole), nothing is implied
+    assert with_described(parse_question("What is the extension notice period?", rb), rb, rb.facts).goals == []

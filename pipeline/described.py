@@ -10,7 +10,6 @@ from typing import Any, Mapping, Sequence
 from pipeline.bridges import BRIDGE_KINDS
 from pipeline.extraction import blanked, find_values
 from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names
-from pipeline.symbolic_answer import current_evidence
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 
@@ -95,27 +94,10 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
     return related, unnamed
 
 
-def implied_arguments(rulebase: Any, kb_facts: Sequence[Any]) -> dict[tuple[str, int], str]:
-    """(relation, argument position) -> the one entity every fact of the relation has there: where the
-    documents state a threshold for one site only, a question about it need not name the site. ``kb_facts``
-    must be the whole knowledge base's (a superseded document's left out where a current one says the same):
-    the facts of a few retrieved passages would imply what the rest of the documents contradict."""
-    seen: dict[tuple[str, int], set[Any]] = {}
-    for f in current_evidence([*kb_facts, *rulebase.facts], rulebase):
-        sig = rulebase.relations.get(f.relation)
-        if sig is None or len(f.args) != sig.arity:
-            continue
-        for i, p in enumerate(sig.params[:-1]):
-            if p.type not in VALUE_TYPES:
-                seen.setdefault((f.relation, i), set()).add(f.args[i])
-    return {k: next(iter(v)) for k, v in seen.items()
-            if len(v) == 1 and isinstance(next(iter(v)), str) and next(iter(v)) in rulebase.entities}
-
-
 def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
                    implied: Mapping[tuple[str, int], str] | None = None) -> QuestionFocus:
     """``focus`` parsed again with the entities the question describes and the ``implied`` arguments
-    (implied_arguments), or as it is when there are none."""
+    (pipeline.kb_facts.implied_arguments), or as it is when there are none."""
     described = described_entities(focus, rulebase, facts)
     related, unnamed = related_entities(focus, rulebase, facts)
     if not described and not unnamed and not implied:

@@ -7,19 +7,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pipeline.periods import around, counted_per_other_period
 from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
-from pipeline.described import implied_arguments, with_described
+from pipeline.described import with_described
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
 from pipeline.limit_check import LimitBreach, breached_limits
 from pipeline.links import link_queries
+from pipeline.periods import around, counted_per_other_period
 from pipeline.premise import PremiseCorrection, asked_beyond, disproved_premises
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, entity_label, find_entities, parse_question, relation_label, relation_score
-from pipeline.symbolic_answer import ProvenAnswer, prove
+from pipeline.symbolic_answer import ProvenAnswer, prove, value_places
 
 # Passages per follow-up query, and the most follow-up queries per question.
 FOLLOWUP_TOP_K = 3
@@ -161,12 +161,10 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     # measured (eval --mode context, 135M budget): shipped set 0.879 -> 0.887, held-out 0.742 -> 0.798
     ctx.candidates = lead_first(focus, ctx.candidates, rulebase)
     t1 = time.perf_counter()
-    implied: dict[tuple[str, int], str] = {}
+    # an argument only the whole KB's facts can show to have one value (a single site's threshold)
+    implied = ctx.kb.implied if ctx.kb is not None else {}
     if rulebase is not None:
         facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
-        # an argument only the whole KB's facts can show to have one value (a single site's threshold)
-        if ctx.kb is not None:
-            implied = implied_arguments(rulebase, ctx.kb.facts)
         # "the robot that can carry 500 kg" is the LX-500 once a fact says so: its goals, the claims read
         # from its answer and its proof are about that entity
         ctx.focus = focus = with_described(focus, rulebase, [*rulebase.facts, *facts], implied)
@@ -191,22 +189,8 @@ def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, p
     """Whether the documents state a looked-up value per another period than the question asks ("每小时 85 元"
     to "每周能拿到多少"): the value is then an input of what is asked, not its answer. A computed proof counts
     in its rule's terms, not its inputs'."""
-    if proof.node.rule_ids:
-        return False
-    for fact in proof.documents:
-        passage = kb.passage_for(fact) if kb is not None else None
-        prov = fact.provenance
-        passage = passage or next((p for p in passages if p.doc_id == prov.doc_id
-                                   and p.start <= (prov.start or 0) and (prov.end or 0) <= p.end), None)
-        if passage is None or prov.start is None or prov.end is None:
-            continue
-        span = passage.text[prov.start - passage.start:prov.end - passage.start]
-        for value, _kind, s, e in find_values(span):
-            if value == proof.value:
-                at = prov.start - passage.start
-                if counted_per_other_period(question, around(passage.text, at + s, at + e)):
-                    return True
-    return False
+    return not proof.node.rule_ids and any(counted_per_other_period(question, around(p.text, s, e))
+                                           for p, s, e in value_places(proof, passages, kb))
 
 
 def _second_round(retriever: Any, queries: Sequence[str], top_k: int, ctx: QuestionContext,

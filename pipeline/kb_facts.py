@@ -6,9 +6,11 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from pipeline.extraction import EvidenceValue, extract_evidence
+from pipeline.symbolic_answer import current_evidence
+from symbolic.model import VALUE_TYPES
 from symbolic.values import Quantity
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,7 @@ class KBFacts:
     facts: list[Any] = field(default_factory=list)            # symbolic Facts with document provenance
     values: list[EvidenceValue] = field(default_factory=list)
     passage_of: dict[int, Any] = field(default_factory=dict)  # id(fact) -> the chunk passage stating it
+    implied: dict[tuple[str, int], str] = field(default_factory=dict)   # implied_arguments of the facts
 
     def passage_for(self, fact: Any) -> Any | None:
         return self.passage_of.get(id(fact))
@@ -49,6 +52,23 @@ class KBFacts:
                 if v.doc_id not in docs:
                     docs.append(v.doc_id)
         return index
+
+
+def implied_arguments(rulebase: Any, kb_facts: Sequence[Any]) -> dict[tuple[str, int], str]:
+    """(relation, argument position) -> the one entity every fact of the relation has there: where the
+    documents state a threshold for one site only, a question about it need not name the site. ``kb_facts``
+    must be the whole knowledge base's (a superseded document's left out where a current one says the same):
+    the facts of a few retrieved passages would imply what the rest of the documents contradict."""
+    seen: dict[tuple[str, int], set[Any]] = {}
+    for f in current_evidence([*kb_facts, *rulebase.facts], rulebase):
+        sig = rulebase.relations.get(f.relation)
+        if sig is None or len(f.args) != sig.arity:
+            continue
+        for i, p in enumerate(sig.params[:-1]):
+            if p.type not in VALUE_TYPES:
+                seen.setdefault((f.relation, i), set()).add(f.args[i])
+    return {k: next(iter(v)) for k, v in seen.items()
+            if len(v) == 1 and isinstance(next(iter(v)), str) and next(iter(v)) in rulebase.entities}
 
 
 class KBFactCache:
@@ -81,5 +101,6 @@ class KBFactCache:
                 out.passage_of[id(f)] = p
             out.facts.extend(facts)
             out.values.extend(values)
+        out.implied = implied_arguments(rulebase, out.facts)
         log.info("read %d facts from %d chunks", len(out.facts), len(passages))
         return out

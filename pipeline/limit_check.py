@@ -153,13 +153,12 @@ def _past(value: Any, limit: Any, direction: str) -> bool:
 def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,
                     margin: float = MARGIN, implied: Mapping[tuple[str, int], str] | None = None) -> list[LimitBreach]:
     """Each value a permission question states that is past the limit the rules prove, unambiguously,
-    for it (empty for any other question); ``implied``: pipeline.described.implied_arguments."""
+    for it (empty for any other question); ``implied``: pipeline.kb_facts.implied_arguments."""
     if not asks_permission(focus.question):
         return []
     chainer: BackwardChainer | None = None
     out: list[LimitBreach] = []
     values = stated_values(focus.question, focus.entities)
-    current = current_evidence(evidence, rulebase)
     for value, s, e in values:
         picked = _limit_goal(_candidates(focus, rulebase, value, (s, e), implied), rulebase)
         if picked is None:
@@ -172,7 +171,8 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
             continue
         if chainer is None:
             # as for a symbolic answer, a superseded document's limit never stands beside the current one
-            chainer = BackwardChainer(rulebase.backward_rules, [*current, *rulebase.facts], max_depth=max_depth)
+            chainer = BackwardChainer(rulebase.backward_rules, [*current_evidence(evidence, rulebase), *rulebase.facts],
+                                      max_depth=max_depth)
         proof = best_proof(chainer, goal, margin)
         if proof is not None and _past(value, proof.value, direction) and all(b.proof.goal != goal for b in out):
             out.append(LimitBreach(value, (s, e), direction, proof))

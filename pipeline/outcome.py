@@ -87,11 +87,12 @@ def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bo
         parts.append((b.proof, b.passages, *breach_words(b, chinese=chinese)))
     if ctx.proof is not None:
         parts.append((ctx.proof, ctx.proof_passages, "", ""))
+    described = [m for m in ctx.focus.entities if m.described_by]
     text, claims, hows = "", [], []
     for proof, stating, lead, tail in parts:
         cites = _cites(shown, stating, chinese)
         sentence = compose(proof, rulebase, cites, chinese=chinese, stated=stated_value(proof, shown),
-                           described=[m for m in ctx.focus.entities if m.described_by])
+                           described=described)
         if lead == _NOT_RIGHT[chinese] and sentence.startswith("The "):
             sentence = "the" + sentence[3:]
         body = sentence.rstrip("。.")

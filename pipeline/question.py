@@ -62,7 +62,6 @@ def answer_types(question: str) -> frozenset[str]:
     return frozenset()
 
 
-
 @dataclass(frozen=True)
 class EntityMention:
     entity_id: str
@@ -287,13 +286,14 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     question's answer type (or one of ``types``, when given), and at least ``min_score`` of one of the
     relation's names in the question. ``unnamed``: mentions that stand for another entity, not their own
     (the "Wang Yu" of "the person Wang Yu reports to"). ``implied``: arguments the facts leave no choice
-    in (pipeline.described.implied_arguments), bound where the question names no entity of their type."""
+    in (pipeline.kb_facts.implied_arguments), bound where the question names no entity of their type."""
     types = answer_types(question) if types is None else types
     terms = frozenset(content_terms(question))
     focus = QuestionFocus(question, types, terms=terms)
     if rulebase is None:
         return focus
-    found = [e for e in find_entities(question, rulebase) if (e.start, e.end) not in {(u.start, u.end) for u in unnamed}]
+    set_apart = {(u.start, u.end) for u in unnamed}
+    found = [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart]
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
     by_type: dict[str, list[str]] = {}
     for e in focus.entities:

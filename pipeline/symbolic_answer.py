@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.periods import period_spans
 from pipeline.context import says_phrase
@@ -202,18 +202,27 @@ def _entity_name(rulebase: Any, eid: Any, chinese: bool) -> str:
     return e.label
 
 
+def value_places(proof: ProvenAnswer, passages: Sequence[Any], kb: Any = None) -> Iterator[tuple[Any, int, int]]:
+    """Where the proved value stands in the spans of the document facts the proof rests on: (passage, start,
+    end) in the passage's text, the passage being ``kb``'s chunk of the fact (pipeline.kb_facts.KBFacts) or
+    else the first of ``passages`` that holds the span."""
+    for f in proof.documents:
+        prov = f.provenance
+        holder = kb.passage_for(f) if kb is not None else None
+        holder = holder or next((p for p in passages if p.doc_id == prov.doc_id
+                                 and p.start <= (prov.start or 0) and (prov.end or 0) <= p.end), None)
+        if holder is None or prov.start is None or prov.end is None:
+            continue
+        at = prov.start - holder.start
+        for value, _kind, s, e in find_values(holder.text[at:prov.end - holder.start]):
+            if value == proof.value:
+                yield holder, at + s, at + e
+
+
 def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
     """The proved value as a source writes it ("EUR 0.35", "16 characters", "12 天"), read from the span of
     a document fact the proof rests on; None when no shown passage holds one."""
-    for f in proof.documents:
-        prov = f.provenance
-        for p in passages:
-            if p.doc_id == prov.doc_id and p.start <= (prov.start or 0) and (prov.end or 0) <= p.end:
-                span = p.text[prov.start - p.start:prov.end - p.start]
-                for value, _kind, s, e in find_values(span):
-                    if value == proof.value:
-                        return span[s:e]
-    return None
+    return next((p.text[s:e] for p, s, e in value_places(proof, passages)), None)
 
 
 def _steps(proof: ProvenAnswer, rulebase: Any, chinese: bool, max_depth: int = 3) -> list[str]:

@@ -142,7 +142,7 @@ fact loan_period(suzhou, 30 days)
 
 def test_an_argument_the_facts_leave_no_choice_in_is_implied(tmp_path):
     from pipeline.symbolic_answer import compose, prove
-    from pipeline.described import implied_arguments
+    from pipeline.kb_facts import implied_arguments
     rb = rulebase_of(SITES, tmp_path)
     implied = implied_arguments(rb, [])   # the rule files' facts are the whole KB's here
     assert implied == {("notice_period", 0): "glasgow"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig
-from pipeline.described import implied_arguments
 from pipeline.kb_facts import KBFactCache
 from pipeline.limit_check import asks_permission, breach_gap, breached_limits, limit_direction
 from pipeline.prompts import ABSTAIN_SENTINEL
@@ -58,8 +57,8 @@ def rb(tmp_path_factory):
 
 def found_breaches(rb, question, passages=KB):
     """The limit breaches of ``question`` against the facts the rule patterns read from ``passages``."""
-    facts = KBFactCache().get(FixedRetriever(passages), rb).facts
-    return breached_limits(parse_question(question, rb), rb, facts, implied=implied_arguments(rb, facts))
+    kb = KBFactCache().get(FixedRetriever(passages), rb)
+    return breached_limits(parse_question(question, rb), rb, kb.facts, implied=kb.implied)
 
 
 def breaches(rb, question):

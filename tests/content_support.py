@@ -54,3 +54,21 @@ def read_jsonl(path: Path) -> list[dict]:
         except json.JSONDecodeError as exc:
             pytest.fail(f"line {n}: not JSON: {exc}")
     return items
+
+
+def check_superseded_items(items: list[dict], docs: dict, superseding: dict[str, str]) -> None:
+    """Superseded items cite the current document of the one superseded pair, never the old one; each forbids
+    values the old document states, and asks about something the two versions really disagree on."""
+    (new, old), = superseding.items()
+    old_text = docs[old][1]
+    for it in (it for it in items if it["kind"] == "superseded"):
+        assert new in it["support"] and old not in it["support"], it["id"]
+        assert it["forbidden"], it["id"]
+        for bad in it["forbidden"]:
+            want = numbers(bad)
+            if want:
+                assert want <= numbers(old_text), (it["id"], bad)
+            else:
+                assert mentions(old_text, bad), (it["id"], bad)
+        for fact in it["gold_facts"]:
+            assert not mentions(old_text, fact["object"]), (it["id"], fact)

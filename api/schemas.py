@@ -53,8 +53,9 @@ class ClaimOut(BaseModel):
     cf: float
     rule_ids: list[str] = []
     explanation: str = ""
-    extractor: str = Field("pattern", description="what read the claim from the answer: pattern | focus | vocabulary | "
-                                                  "coordination | correction | lm | value | proof")
+    extractor: str = Field("pattern", description="what read the claim from the answer: pattern | phrase | focus | "
+                                                  "vocabulary | band | chain | coordination | correction | lm | "
+                                                  "value | proof")
 
 
 class FlaggedDraftOut(BaseModel):

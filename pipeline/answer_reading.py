@@ -1,5 +1,5 @@
-"""All the claims read from one answer, reader by reader: rule-file patterns, the question's focus, the rule
-vocabulary, "label: value" pairs, ranges of bands, the model (opt-in), corrections, entity pairs, relations
+"""All the claims read from one answer, reader by reader: rule-file patterns, a relation's own name as the
+subject of "is", the question's focus, the rule vocabulary, "label: value" pairs, ranges of bands, the model (opt-in), corrections, entity pairs, relations
 carried over to coordinated clauses, links of a rule's chain."""
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pipeline.correction_reading import correction_claims
 from pipeline.directed_pair_reading import directed_pair_claims
 from pipeline.extraction import extract_claims
 from pipeline.label_reading import label_claims
+from pipeline.phrase_reading import merged, phrase_claims, unread
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.total_reading import input_claims, total_claims
 from pipeline.vocabulary_reading import best_named_claims, entity_pair_claims, value_claims
@@ -21,7 +22,8 @@ from pipeline.vocabulary_reading import best_named_claims, entity_pair_claims, v
 
 def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
                 *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
-    """Pattern claims and value mentions, then the values no pattern read placed by the question's focus,
+    """Pattern claims and value mentions, then "the <relation's name> for <subject> is <value>" (displacing a
+    pattern's other reading of that value), then the values no pattern read placed by the question's focus,
     the vocabulary, "label: value" pairs, a band's range and value, a computing question's total and the
     rates beside it and (``lm_extraction``) the model, then corrections of the question's premise, entity
     pairs (same clause, appositive, word order), relations carried over to gapped clauses and the third link
@@ -33,6 +35,8 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     if rulebase is None or not rulebase.relations:
         return claims, mentions
     claims = best_named_claims(claims, rulebase)
+    phrased = phrase_claims(answer, passages, focus, rulebase)
+    claims, mentions = merged(claims, phrased), unread(mentions, phrased)
     placed = focus_claims(answer, mentions, focus, rulebase) if mentions else []
     claims += [c for c, _m in placed]
     by_focus = {id(m): c.fact.relation for c, m in placed}

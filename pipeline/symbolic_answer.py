@@ -147,7 +147,7 @@ def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_
     return max(found, key=lambda p: p.cf)
 
 
-def _clean(label: str) -> str:
+def plain_label(label: str) -> str:
     """A rule author's label as sentence text: no "(grade -> limit)" asides, no leading article."""
     label = re.sub(r"\s*[(（][^()（）]*[)）]", "", label).replace("->", " ").strip()
     return re.sub(r"^(?:a|an|the)\s+", "", label, flags=re.IGNORECASE)
@@ -158,9 +158,9 @@ def _label(sig: Any, chinese: bool) -> str:
     if chinese:
         zh = [n for n in names if any("\u4e00" <= ch <= "\u9fff" for ch in n)]
         if zh:
-            return _clean(zh[0])
+            return plain_label(zh[0])
     latin = [n for n in names if n and not any("\u4e00" <= ch <= "\u9fff" for ch in n)]
-    return _clean(latin[0] if latin else sig.name.replace("_", " "))
+    return plain_label(latin[0] if latin else sig.name.replace("_", " "))
 
 
 # A label ending in a preposition reads as a verb phrase ("acknowledge within"): "S2: acknowledge within 30

@@ -79,7 +79,8 @@ class ClaimReport:
     cited: list[str] = field(default_factory=list)
     kind: str = "relation"    # relation | value
     evidence: list[dict] = field(default_factory=list)   # what the documents say (doc id, span, text)
-    extractor: str = "pattern"   # pattern | focus | vocabulary | coordination | correction | lm | value | proof
+    # what read it: pattern | phrase | focus | vocabulary | band | chain | coordination | correction | lm | value | proof
+    extractor: str = "pattern"
 
 
 @dataclass

@@ -65,7 +65,8 @@ class Claim:
     start: int
     end: int
     cited: list[str] = field(default_factory=list)
-    extractor: str = "pattern"      # what read it: pattern | focus | vocabulary | coordination | correction | lm | proof
+    # what read it: pattern | phrase | focus | vocabulary | band | chain | coordination | correction | lm | proof
+    extractor: str = "pattern"
 
 
 def value_to_json(v: Any) -> Any:

@@ -136,8 +136,8 @@ def test_echoed_sources_and_citation_only_lines_are_stripped():
 
 
 def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):
-    from pipeline.symbolic_answer import _VERBAL_END, _clean
-    assert _clean("a person's purchase approval limit (grade -> limit)") == "person's purchase approval limit"
+    from pipeline.symbolic_answer import _VERBAL_END, plain_label
+    assert plain_label("a person's purchase approval limit (grade -> limit)") == "person's purchase approval limit"
     assert _VERBAL_END.search("acknowledge within") and not _VERBAL_END.search("hotel limit per night")
 
 

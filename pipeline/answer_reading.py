@@ -15,6 +15,7 @@ from pipeline.directed_pair_reading import directed_pair_claims
 from pipeline.extraction import extract_claims
 from pipeline.label_reading import label_claims
 from pipeline.phrase_reading import merged, phrase_claims, unread
+from pipeline.premise import stated_premises
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.total_reading import input_claims, total_claims
 from pipeline.vocabulary_reading import best_named_claims, entity_pair_claims, value_claims
@@ -37,7 +38,8 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     claims = best_named_claims(claims, rulebase)
     phrased = phrase_claims(answer, passages, focus, rulebase)
     claims, mentions = merged(claims, phrased), unread(mentions, phrased)
-    placed = focus_claims(answer, mentions, focus, rulebase) if mentions else []
+    placed = focus_claims(answer, mentions, focus, rulebase, stated_premises(focus.question, focus, rulebase)) \
+        if mentions else []
     claims += [c for c, _m in placed]
     by_focus = {id(m): c.fact.relation for c, m in placed}
     left = [m for m in mentions if id(m) not in by_focus]

@@ -9,7 +9,7 @@ import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention, find_values, sentences
+from pipeline.extraction import ValueMention, blanked, find_values, sentences
 from pipeline.question import QuestionFocus, find_entities, param_fits, relation_score
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim, Fact, Provenance
@@ -71,18 +71,23 @@ def names_fit(args: Sequence[str], sig: Any, in_sentence: Sequence[Any]) -> bool
 
 
 def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+                 rulebase: Any, premises: Sequence[Claim] = ()) -> list[tuple[Claim, ValueMention]]:
     """A value of the asked relation's type, in a sentence that names the asked entity or no other
     entity of its type, is that relation's claim about that entity ("It costs EUR 38,500 [1]" to "what
     does the AX-200 cost?"). One claim per goal: the first fitting value. Nothing when the question states
     values of its own (it computes: "a 3-day trip" asks for a total, not the daily rate), and never a value
-    the question itself states or the answer negates ("不是 120 元")."""
+    the question itself states or the answer negates ("不是 120 元"). The values of ``premises`` (claims the
+    question asserts: pipeline.premise.stated_premises) set the scene and compute nothing ("通风橱面风速只要达到
+    0.3 米/秒就能使用，那通风橱多久检测一次？" asks a plain lookup), and what they assert is asked last."""
     out: list[tuple[Claim, ValueMention]] = []
-    if asks_a_computation(focus.question, focus):
+    if asks_a_computation(blanked(focus.question, ((c.start, c.end) for c in premises)), focus):
         return out
     asked = [v for v, *_ in find_values(focus.question)]
     used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or negated(answer, m.start)}
-    for goal in focus.goals:
+    asserted = {(p.fact.relation, tuple(p.fact.args[:-1])) for p in premises}
+    # a goal the question asserts comes last: "X has a 36-month warranty; what is Y's?" asks Y's; but "why is
+    # X's warranty 36 months?" asks nothing else, and an answer's value of the relation corrects it
+    for goal in sorted(focus.goals, key=lambda g: (g.relation, tuple(g.args)) in asserted):
         sig = rulebase.relations.get(goal.relation)
         if sig is None or sig.arity < 2 or any(c.fact.relation == goal.relation for c, _ in out):
             continue

@@ -112,6 +112,32 @@ def test_focus_reads_no_totals_no_negated_values_and_no_values_from_the_question
     assert str(claim.fact) == "list_price(ax_200, 38500 EUR)"                 # the negated value is skipped
 
 
+def test_a_premise_the_question_asserts_sets_the_scene_and_computes_nothing(rb):
+    from pipeline.premise import stated_premises
+    question = "The AX-200 has a 36-month robot warranty; what is its list price?"
+    answer = "[1] EUR 38,500"
+    focus, _c, mentions = _read(rb, question, answer)
+    premises = stated_premises(question, focus, rb)
+    assert [str(p.fact) for p in premises] == ["warranty(ax_200, 36 months)"]
+    # read without its premises, the question's "36-month" looks like an input to a computation
+    assert focus_claims(answer, mentions, focus, rb) == []
+    [(claim, _m)] = focus_claims(answer, mentions, focus, rb, premises)
+    assert str(claim.fact) == "list_price(ax_200, 38500 EUR)"
+    # the premise's own value, echoed, is still the question's and not read
+    question = "The AX-200 has a 36-month robot warranty; what is the LX-500's robot warranty?"
+    for answer, read in (("[1] 24 months", ["warranty(lx_500, 24 months)"]), ("[1] 36 months", [])):
+        focus, _c, mentions = _read(rb, question, answer)
+        premises = stated_premises(question, focus, rb)
+        assert [str(c.fact) for c, _m in focus_claims(answer, mentions, focus, rb, premises)] == read
+    # a question asking about its premise alone: the answer's own value of the relation corrects it
+    question = "Why does the AX-200 have a 36-month robot warranty?"
+    answer = "It does not: the robot warranty is 24 months [1]."
+    focus, _c, mentions = _read(rb, question, answer)
+    premises = stated_premises(question, focus, rb)
+    assert [str(c.fact) for c, _m in focus_claims(answer, mentions, focus, rb, premises)] == [
+        "warranty(ax_200, 24 months)"]
+
+
 def test_a_value_in_another_currency_does_not_fit_a_relation_declared_in_one(rb):
     from pipeline.claim_reading import fits
     from symbolic.values import parse_value

@@ -8,12 +8,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from pipeline.extraction import last_sentence, mask_citations
+from pipeline.extraction import last_sentence, mask_citations, sentences
 from pipeline.prompts import is_chinese
 from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
                                stated_values)
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
 from symbolic import BackwardChainer
+from symbolic.cf import THRESHOLD
 from symbolic.values import format_value, value_type
 
 # The relations a stated value can be must trail the best-named one by more than this share of their names,
@@ -157,10 +158,27 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
     if not asks_permission(focus.question):
         return []
     chainer: BackwardChainer | None = None
+
+    def chain() -> BackwardChainer:
+        nonlocal chainer
+        if chainer is None:
+            # as for a symbolic answer, a superseded document's limit never stands beside the current one
+            chainer = BackwardChainer(rulebase.backward_rules, [*current_evidence(evidence, rulebase), *rulebase.facts],
+                                      max_depth=max_depth)
+        return chainer
+
     out: list[LimitBreach] = []
     values = stated_values(focus.question, focus.entities)
-    for value, s, e in values:
-        picked = _limit_goal(_candidates(focus, rulebase, value, (s, e), implied), rulebase)
+    # the asking sentence's values first: an earlier sentence's may be hearsay about another case ("a colleague
+    # says HG7 staff may approve up to GBP 10,000. Can Dr Nair approve GBP 6,200?"), and one limit is put once
+    asking = (sentences(focus.question) or [(0, 0)])[-1][0]
+    for value, s, e in sorted(values, key=lambda v: v[1] < asking):
+        goals = _candidates(focus, rulebase, value, (s, e), implied)
+        picked = _limit_goal(goals, rulebase)
+        if picked is None and goals and _refuted(chain(), goals[0], value):
+            # "Can he approve GBP 20,000?" names a relation that checks the value given ("may approve"), and
+            # its rules refute it: the one limit over the same arguments answers
+            picked = _limit_over(goals[0], value, rulebase)
         if picked is None:
             continue
         goal, direction = picked
@@ -169,14 +187,32 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
         if any(value_type(v) == "number" and not _a_year(focus.question, vs, ve) and (vs, ve) not in goal.stated
                for v, vs, ve in values if vs != s):
             continue
-        if chainer is None:
-            # as for a symbolic answer, a superseded document's limit never stands beside the current one
-            chainer = BackwardChainer(rulebase.backward_rules, [*current_evidence(evidence, rulebase), *rulebase.facts],
-                                      max_depth=max_depth)
-        proof = best_proof(chainer, goal, margin)
+        proof = best_proof(chain(), goal, margin)
         if proof is not None and _past(value, proof.value, direction) and all(b.proof.goal != goal for b in out):
             out.append(LimitBreach(value, (s, e), direction, proof))
     return out
+
+
+def _limit_over(checking: Goal, value: Any, rulebase: Any) -> tuple[Goal, str] | None:
+    """The one relation, a limit, that takes the arguments of ``checking`` (same types, same order) to a value
+    of ``value``'s kind: what a person "may approve" is checked against, "a person's approval limit"."""
+    params = rulebase.relations[checking.relation].params
+    found = [(sig, limit_direction(sig)) for sig in rulebase.relations.values()
+             if sig.name != checking.relation and len(sig.params) == len(params)
+             and [p.type for p in sig.params[:-1]] == [p.type for p in params[:-1]]
+             and param_fits(sig.params[-1], value) and limit_direction(sig) is not None]
+    if len(found) != 1:
+        return None
+    sig, direction = found[0]
+    return Goal(sig.name, checking.args, checking.score, checking.implied, checking.stated), str(direction)
+
+
+def _refuted(chainer: BackwardChainer, goal: Goal, value: Any) -> bool:
+    """The rules conclude ``goal`` with ``value`` false (a CF at or below -THRESHOLD: "nobody approves above
+    the limit of their grade", cf -1.0) and nothing concludes it true: a checking goal (LANGUAGE.md, "Checking
+    a value the claim gives") put to the question's own value."""
+    nodes = chainer.prove(goal.relation, (*goal.args, value))
+    return any(n.cf <= -THRESHOLD for n in nodes) and not any(n.cf > THRESHOLD for n in nodes)
 
 
 def breach_gap(answer: str, claims: Sequence[Any], breaches: Sequence[LimitBreach], rulebase: Any) -> str | None:

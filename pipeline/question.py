@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from pipeline.context import CJK_RUN_RE, content_terms
-from pipeline.extraction import blanked, find_values, last_sentence
+from pipeline.extraction import blanked, find_values, last_sentence, sentences
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
@@ -276,6 +276,31 @@ def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
     return _type_fits(sig, types) and _currency_fits(sig, currency)
 
 
+# A singular third-person pronoun ("Can he approve ...?", "她能否..."); not 其他 ("other") nor a plural.
+_PRONOUN_RE = re.compile(r"\b(?:he|she|him|his|her|hers)\b|(?<!其)[他她](?!们)", re.IGNORECASE)
+
+
+def pronoun_resolved(question: str, found: list[EntityMention]) -> list[EntityMention]:
+    """The question's entity mentions with a pronoun of its asking sentence resolved: when that sentence names
+    no entity of the one type the sentences before it name two or more of, the pronoun stands for the last
+    one named ("While Dr Sinclair is on leave, Dr Reid deputises for her. Can he approve ...?" asks about
+    Reid), and the others of the type drop out of the focus. English and Chinese personal pronouns only."""
+    sents = sentences(question)
+    if len(sents) < 2 or not _PRONOUN_RE.search(question, sents[-1][0]):
+        return found
+    asking = sents[-1][0]
+    before: dict[str, list[str]] = {}
+    for x in found:
+        if x.start < asking:
+            before.setdefault(x.type, []).append(x.entity_id)
+    asked_types = {x.type for x in found if x.start >= asking}
+    types = [t for t, ids in before.items() if len(set(ids)) >= 2 and t not in asked_types]
+    if len(types) != 1:
+        return found
+    last = before[types[0]][-1]
+    return [x for x in found if x.type != types[0] or x.entity_id == last]
+
+
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
                    described: Sequence[EntityMention] = (), types: frozenset[str] | None = None,
                    unnamed: Sequence[EntityMention] = (), implied: Mapping[tuple[str, int], str] | None = None
@@ -293,7 +318,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     if rulebase is None:
         return focus
     set_apart = {(u.start, u.end) for u in unnamed}
-    found = [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart]
+    found = pronoun_resolved(question, [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart])
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
     by_type: dict[str, list[str]] = {}
     for e in focus.entities:

@@ -263,3 +263,47 @@ pattern P_FUME: "at {site} fume cupboards are tested every {d:duration}" -> fume
     assert found_breaches(rb, "My cryogen handling training at Glasgow was 20 months ago. May I still work?", kb) == []
     # a campus alone names no threshold of its own, though one relation takes a campus to a period
     assert found_breaches(rb, "I was at Glasgow 30 months ago. May I still work there?", kb) == []
+
+
+CHECKING_RULES = """
+type person "person"
+entity person reid "Dr Callum Reid" aka "Callum Reid"
+entity person sinclair "Dr Morag Sinclair" aka "Morag Sinclair"
+type grade "grade"
+entity grade hg8 "HG8"
+entity grade hg9 "HG9"
+relation person_grade(p: person, g: grade) "grade"
+relation grade_limit(g: grade, x: money[GBP]) "grant approval limit of a grade"
+relation person_limit(p: person, x: money[GBP]) "person's grant approval limit"
+relation can_approve(p: person, x: money[GBP]) "may approve"
+goal G_PERSON_LIMIT "A person's limit is their grade's": person_limit(?p, ?x) if person_grade(?p, ?g) and grade_limit(?g, ?x)
+goal G_CAN "Within the grade's limit" cf 0.9: can_approve(?p, ?x) if person_grade(?p, ?g) and grade_limit(?g, ?l) and ?x <= ?l
+goal G_CANNOT "Nobody approves above it" cf -1.0: can_approve(?p, ?x) if person_grade(?p, ?g) and grade_limit(?g, ?l) and ?x > ?l
+pattern P_GRADE: "{person} is grade {grade}" -> person_grade(person, grade)
+pattern P_LIMIT: "{grade} staff may approve up to {x:money}" -> grade_limit(grade, x)
+"""
+
+
+def test_a_checking_goal_the_rules_refute_hands_over_to_the_limit_it_checks(tmp_path):
+    rb = rulebase_of(CHECKING_RULES, tmp_path, "t.rules")
+    kb = [FakePassage("people.md", "Dr Callum Reid is grade HG8. Dr Morag Sinclair is grade HG9. HG8 staff may "
+                      "approve up to GBP 12,000. HG9 staff may approve up to GBP 40,000.", 0.5, chunk_id="p")]
+    # "may approve" names the relation best, but it checks the value given: its refusal points at the limit
+    [b] = found_breaches(rb, "Can Dr Callum Reid approve a GBP 20,000 order?", kb)
+    assert (b.proof.goal.relation, b.proof.goal.args, b.proof.value, b.direction) == \
+        ("person_limit", ("reid",), Money(12000.0, "GBP"), "upper")
+    # within the limit the checking goal holds: nothing is breached, and no "yes" is made of it
+    assert found_breaches(rb, "Can Dr Callum Reid approve a GBP 5,000 order?", kb) == []
+    # the pronoun of the asking sentence is the person named last before it
+    [b] = found_breaches(rb, "While Dr Morag Sinclair is away, Dr Callum Reid deputises for her. Can he approve a "
+                             "GBP 20,000 order?", kb)
+    assert b.proof.goal.args == ("reid",)
+
+
+def test_the_asking_sentences_value_is_put_to_the_limit_before_an_earlier_one(tmp_path):
+    rb = rulebase_of(CHECKING_RULES, tmp_path, "t.rules")
+    kb = [FakePassage("people.md", "Dr Callum Reid is grade HG8. HG8 staff may approve up to GBP 12,000.", 0.5,
+                      chunk_id="p")]
+    [b] = found_breaches(rb, "A colleague says HG8 staff may now approve GBP 30,000. Can Dr Callum Reid approve a "
+                             "GBP 20,000 order?", kb)
+    assert b.stated == Money(20000.0, "GBP") and b.proof.value == Money(12000.0, "GBP")

@@ -13,7 +13,7 @@ from pipeline.described import with_described
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
-from pipeline.limit_check import LimitBreach, breached_limits
+from pipeline.limit_check import LimitBreach, breached_limits, with_checked_limits
 from pipeline.links import link_queries
 from pipeline.periods import around, counted_per_other_period
 from pipeline.premise import PremiseCorrection, asked_beyond, disproved_premises
@@ -168,6 +168,8 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
         # "the robot that can carry 500 kg" is the LX-500 once a fact says so: its goals, the claims read
         # from its answer and its proof are about that entity
         ctx.focus = focus = with_described(focus, rulebase, [*rulebase.facts, *facts], implied)
+        # "up to what amount may she approve?" asks the limit a checking goal ("may approve") tests against
+        ctx.focus = focus = with_checked_limits(focus, rulebase)
     if symbolic and rulebase is not None:
         ctx.corrections = disproved_premises(focus, rulebase, facts)
         # with its premises disproved, a question is answered for what it asks besides them

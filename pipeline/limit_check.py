@@ -5,7 +5,7 @@ documents set, and a limit is only one of them (English and Chinese cues; other 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from pipeline.extraction import last_sentence, mask_citations, sentences
@@ -15,6 +15,7 @@ from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, 
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
 from symbolic import BackwardChainer
 from symbolic.cf import THRESHOLD
+from symbolic.model import Atom, Var, term_vars
 from symbolic.values import format_value, value_type
 
 # The relations a stated value can be must trail the best-named one by more than this share of their names,
@@ -195,16 +196,46 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
 
 def _limit_over(checking: Goal, value: Any, rulebase: Any) -> tuple[Goal, str] | None:
     """The one relation, a limit, that takes the arguments of ``checking`` (same types, same order) to a value
-    of ``value``'s kind: what a person "may approve" is checked against, "a person's approval limit"."""
+    of ``value``'s kind (or, ``value`` None, of the type ``checking`` checks): what a person "may approve" is
+    checked against, "a person's approval limit"."""
     params = rulebase.relations[checking.relation].params
     found = [(sig, limit_direction(sig)) for sig in rulebase.relations.values()
              if sig.name != checking.relation and len(sig.params) == len(params)
              and [p.type for p in sig.params[:-1]] == [p.type for p in params[:-1]]
-             and param_fits(sig.params[-1], value) and limit_direction(sig) is not None]
+             and (param_fits(sig.params[-1], value) if value is not None else sig.params[-1].type == params[-1].type)
+             and limit_direction(sig) is not None]
     if len(found) != 1:
         return None
     sig, direction = found[0]
     return Goal(sig.name, checking.args, checking.score, checking.implied, checking.stated), str(direction)
+
+
+def checking_relations(rulebase: Any) -> frozenset[str]:
+    """The relations every goal of which checks the value a claim gives instead of deriving it (no premise
+    fact binds the conclusion's last variable: LANGUAGE.md, "Checking a value the claim gives")."""
+    checks: dict[str, bool] = {}
+    for rule in rulebase.backward_rules:
+        last = rule.head.args[-1] if rule.head.args else None
+        bound = set().union(set(), *(term_vars(p) for p in rule.premises if isinstance(p, Atom)))
+        checks[rule.head.relation] = checks.get(rule.head.relation, True) and isinstance(last, Var) \
+            and last.name not in bound
+    return frozenset(r for r, c in checks.items() if c)
+
+
+def with_checked_limits(focus: QuestionFocus, rulebase: Any) -> QuestionFocus:
+    """``focus`` with each goal of a checking relation, whose value the question leaves open ("Up to what
+    amount can Dr Nair approve?"), replaced by the one limit it is checked against (her approval limit): a
+    checking goal proves no value of its own."""
+    checking = checking_relations(rulebase)
+    if not any(g.relation in checking for g in focus.goals):
+        return focus
+    goals: list[Goal] = []
+    for g in focus.goals:
+        limit = _limit_over(g, None, rulebase) if g.relation in checking else None
+        swapped = limit[0] if limit is not None else g
+        if all((x.relation, x.args) != (swapped.relation, swapped.args) for x in goals):
+            goals.append(swapped)
+    return replace(focus, goals=goals)
 
 
 def _refuted(chainer: BackwardChainer, goal: Goal, value: Any) -> bool:

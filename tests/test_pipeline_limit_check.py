@@ -307,3 +307,18 @@ def test_the_asking_sentences_value_is_put_to_the_limit_before_an_earlier_one(tm
     [b] = found_breaches(rb, "A colleague says HG8 staff may now approve GBP 30,000. Can Dr Callum Reid approve a "
                              "GBP 20,000 order?", kb)
     assert b.stated == Money(20000.0, "GBP") and b.proof.value == Money(12000.0, "GBP")
+
+
+def test_a_question_leaving_a_checking_goals_value_open_asks_its_limit(tmp_path):
+    from pipeline.limit_check import checking_relations, with_checked_limits
+    rb = rulebase_of(CHECKING_RULES, tmp_path, "t.rules")
+    # person_limit derives its value from a premise; can_approve only tests the value it is given
+    assert checking_relations(rb) == frozenset({"can_approve"})
+    focus = parse_question("Up to what amount may Dr Callum Reid approve?", rb)
+    assert [(g.relation, g.args) for g in focus.goals] == [("can_approve", ("reid",))]
+    assert [(g.relation, g.args) for g in with_checked_limits(focus, rb).goals] == [("person_limit", ("reid",))]
+    # two limits over a person would leave the choice open: the goal stays as it is
+    rb2 = rulebase_of(CHECKING_RULES + 'relation travel_limit(p: person, x: money[GBP]) "travel limit"\n', tmp_path,
+                      "t.rules")
+    focus = parse_question("Up to what amount may Dr Callum Reid approve?", rb2)
+    assert [g.relation for g in with_checked_limits(focus, rb2).goals] == ["can_approve"]

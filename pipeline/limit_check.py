@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from pipeline.every_binding import every_binding
 from pipeline.extraction import last_sentence, mask_citations, sentences
 from pipeline.prompts import is_chinese
 from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, relation_label, relation_names,
@@ -180,6 +181,9 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
             # "Can he approve GBP 20,000?" names a relation that checks the value given ("may approve"), and
             # its rules refute it: the one limit over the same arguments answers
             picked = _limit_over(goals[0], value, rulebase)
+        if picked is None and not goals:
+            out += _past_every_binding(focus, rulebase, value, (s, e), evidence, chain(), margin, out)
+            continue
         if picked is None:
             continue
         goal, direction = picked
@@ -191,6 +195,25 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
         proof = best_proof(chain(), goal, margin)
         if proof is not None and _past(value, proof.value, direction) and all(b.proof.goal != goal for b in out):
             out.append(LimitBreach(value, (s, e), direction, proof))
+    return out
+
+
+def _past_every_binding(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int],
+                        evidence: Sequence[Any], chainer: BackwardChainer, margin: float,
+                        found: Sequence[LimitBreach]) -> list[LimitBreach]:
+    """A breach per binding the question leaves open (pipeline.every_binding: a threshold per campus, the
+    campus unsaid) when the value is past the proved limit for every one of them: "no" holds whichever
+    applies. Nothing when one binding has no proof or lets the value pass."""
+    goals = every_binding(focus, rulebase, value, evidence, lambda sig: limit_direction(sig) is not None)
+    if not goals or any(b.proof.goal in goals for b in found):
+        return []
+    direction = str(limit_direction(rulebase.relations[goals[0].relation]))
+    out = []
+    for goal in goals:
+        proof = best_proof(chainer, goal, margin)
+        if proof is None or not _past(value, proof.value, direction):
+            return []
+        out.append(LimitBreach(value, span, direction, proof))
     return out
 
 
@@ -265,10 +288,14 @@ def breach_gap(answer: str, claims: Sequence[Any], breaches: Sequence[LimitBreac
     return f"the answer is no ({said}), and the answer " + ("says yes" if says_yes else "does not say so")
 
 
-def breach_words(breach: LimitBreach, *, chinese: bool) -> tuple[str, str]:
+def breach_words(breach: LimitBreach, *, chinese: bool, several: bool = False) -> tuple[str, str]:
     """What a composed answer says before and after the limit's sentence: "No. " and ". The value in the
     question is above this limit." The asker's value is not repeated: an answer's values are claims about the
     documents, and beside a limit a reader takes it for one ("Tier 1) [1]; EUR 220" read as Tier 1's limit)."""
+    upper = breach.direction == "upper"
     if chinese:
-        return "不可以。", f"。问题中的数值{'超出了这一上限' if breach.direction == 'upper' else '低于这一下限'}。"
-    return "No. ", f". The value in the question is {'above this limit' if breach.direction == 'upper' else 'below this minimum'}."
+        these = "这些" if several else "这一"
+        return "不可以。", f"。问题中的数值{'超出了' + these + '上限' if upper else '低于' + these + '下限'}。"
+    if several:
+        return "No. ", f". The value in the question is {'above each of these limits' if upper else 'below each of these minimums'}."
+    return "No. ", f". The value in the question is {'above this limit' if upper else 'below this minimum'}."

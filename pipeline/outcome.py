@@ -83,8 +83,14 @@ def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bo
     sentence without the lead-in and the words after it) and each claim's HOW."""
     parts: list[tuple[Any, list[Any], str, str]] = [
         (c.proof, c.passages, _NOT_RIGHT[chinese] if i == 0 else "", "") for i, c in enumerate(ctx.corrections)]
-    for b in ctx.breaches:
-        parts.append((b.proof, b.passages, *breach_words(b, chinese=chinese)))
+    # several limits past the same way (a threshold per campus, the campus unsaid) are one "no": said once,
+    # the limits listed, the closing words once after the last
+    one_way = len({b.direction for b in ctx.breaches}) == 1 and len(ctx.breaches) > 1
+    for i, b in enumerate(ctx.breaches):
+        lead, tail = breach_words(b, chinese=chinese, several=one_way)
+        if one_way:
+            lead, tail = (lead if i == 0 else ""), (tail if i == len(ctx.breaches) - 1 else "")
+        parts.append((b.proof, b.passages, lead, tail))
     if ctx.proof is not None:
         parts.append((ctx.proof, ctx.proof_passages, "", ""))
     described = [m for m in ctx.focus.entities if m.described_by]

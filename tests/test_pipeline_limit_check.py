@@ -322,3 +322,42 @@ def test_a_question_leaving_a_checking_goals_value_open_asks_its_limit(tmp_path)
                       "t.rules")
     focus = parse_question("Up to what amount may Dr Callum Reid approve?", rb2)
     assert [g.relation for g in with_checked_limits(focus, rb2).goals] == ["can_approve"]
+
+
+CAMPUS_RULES = """
+type campus "campus"
+entity campus glasgow "Glasgow campus" aka "Glasgow"
+entity campus suzhou "Suzhou campus" aka "Suzhou"
+relation premium_min_hours(c: campus, h: duration[hour]) "premium economy minimum flight time"
+pattern P_PREMIUM: "at {campus} premium economy needs a flight of {h:duration}" -> premium_min_hours(campus, h)
+"""
+CAMPUS_KB = [FakePassage("travel.md", "At Glasgow premium economy needs a flight of 8 hours. At Suzhou premium "
+                         "economy needs a flight of 10 hours.", 0.5, chunk_id="t")]
+
+
+def test_a_value_past_the_limit_of_every_binding_left_open_is_a_no_whichever_applies(tmp_path):
+    from pipeline.every_binding import every_binding
+    rb = rulebase_of(CAMPUS_RULES, tmp_path, "t.rules")
+    kb = KBFactCache().get(FixedRetriever(CAMPUS_KB), rb)
+    q = "May I fly premium economy on a flight of 6 hours?"
+    goals = every_binding(parse_question(q, rb), rb, Quantity(6.0, "hour"), kb.facts, lambda sig: True)
+    assert [(g.relation, g.args) for g in goals] == [("premium_min_hours", ("glasgow",)),
+                                                     ("premium_min_hours", ("suzhou",))]
+    assert [(b.proof.goal.args, b.proof.value) for b in found_breaches(rb, q, CAMPUS_KB)] == [
+        (("glasgow",), Quantity(8.0, "hour")), (("suzhou",), Quantity(10.0, "hour"))]
+    # past one campus's minimum only: which campus applies decides, and the question does not say
+    assert found_breaches(rb, "May I fly premium economy on a flight of 9 hours?", CAMPUS_KB) == []
+    # a campus named: its own limit, as before
+    assert [(b.proof.goal.args, b.proof.value) for b in
+            found_breaches(rb, "May I fly premium economy from Suzhou on a flight of 9 hours?", CAMPUS_KB)] == [
+        (("suzhou",), Quantity(10.0, "hour"))]
+    # the relation's name must be used: a bare period names no threshold
+    assert every_binding(parse_question("May I fly for 6 hours?", rb), rb, Quantity(6.0, "hour"), kb.facts,
+                         lambda sig: True) == []
+
+    a = Answerer(ScriptedGenerator([ABSTAIN_SENTINEL]), FixedRetriever(CAMPUS_KB), rb, AnswererConfig())
+    r = a.ask(q)
+    assert r.status == "verified", r.reason
+    assert r.answer == ("No. The premium economy minimum flight time for Glasgow campus is 8 hours [1]. The "
+                        "premium economy minimum flight time for Suzhou campus is 10 hours [1]. The value in the "
+                        "question is below each of these minimums.")

@@ -60,7 +60,10 @@ def _forms(rulebase: Any) -> list[_Form]:
                 bound = r"(?<![A-Za-z0-9])"
                 regexes = [rf"{bound}(?:the\s+)?(?P<name>{words})\s+(?:for|of)\s+(?P<subject>{_SUBJECT_EN}){_VERB_EN}",
                            rf"(?:^|(?<=[.;!?\n]))\s*(?P<subject>[^.;:!?()\[\]|\n]{{1,80}}):\s+(?P<name>{words})\s+",
-                           rf"{bound}the\s+(?P<name>{words}){_VERB_EN}"]
+                           rf"{bound}the\s+(?P<name>{words}){_VERB_EN}",
+                           # a Chinese sentence using a relation that has only an English name ("柏林的hotel
+                           # limit per night为EUR 140"): how the engine composes it, and how a model echoes it
+                           rf"(?P<subject>{_SUBJECT_ZH})的\s*(?P<name>{words}){_VERB_ZH}"]
             forms += [_Form(sig.name, re.compile(r, re.IGNORECASE)) for r in regexes]
     _FORMS[rulebase] = forms
     return forms

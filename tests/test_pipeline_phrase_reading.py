@@ -91,3 +91,10 @@ def test_a_patterns_looser_reading_of_the_same_value_gives_way(rb):
     answer = "The per diem in Paris is EUR 216."
     claims, _ = read_answer(answer, [], [{"role": "user", "content": q}], focus, rb)
     assert [(c.extractor, str(c.fact)) for c in claims] == [("pattern", "per_diem(paris, 216 EUR)")]
+
+
+def test_a_chinese_sentence_may_use_a_relations_english_name(rb):
+    # a relation with no Chinese name is composed into a Chinese answer with its English one
+    assert _phrased(rb, "巴黎住 4 晚最多多少？", "巴黎，4 晚的hotel stay cost为EUR 720 [1]。") == [
+        "hotel_stay_limit(paris, 4, 720 EUR)"]
+    assert _phrased(rb, "柏林是几类城市？", "柏林的 city tier 是 Tier 2。") == ["city_tier(berlin, tier_2)"]

@@ -233,6 +233,13 @@ def _limit_over(checking: Goal, value: Any, rulebase: Any) -> tuple[Goal, str] |
     return Goal(sig.name, checking.args, checking.score, checking.implied, checking.stated), str(direction)
 
 
+def checked_limit(relation: str, rulebase: Any) -> str | None:
+    """The one limit relation a checking relation's open value is asked of (``_limit_over``), or None."""
+    sig = rulebase.relations[relation]
+    found = _limit_over(Goal(relation, tuple(p.name for p in sig.params[:-1]), 1.0), None, rulebase)
+    return found[0].relation if found is not None else None
+
+
 def checking_relations(rulebase: Any) -> frozenset[str]:
     """The relations every goal of which checks the value a claim gives instead of deriving it (no premise
     fact binds the conclusion's last variable: LANGUAGE.md, "Checking a value the claim gives")."""

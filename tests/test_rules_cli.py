@@ -74,3 +74,22 @@ def test_explain_bad_input(tmp_path, capsys):
     assert "no such facts file" in capsys.readouterr().err
     assert main(["rules", "explain", "cousin(bob, ?z)", "--rules", str(FIX / "family"), "--facts", str(facts)]) == 2
     assert "unknown relation 'cousin'" in capsys.readouterr().err
+
+
+def test_check_names_the_relations_chinese_text_cannot_reach_and_the_checking_goals(tmp_path, capsys):
+    (tmp_path / "c.rules").write_text(
+        'type person "person"\nentity person amy "Amy"\n'
+        'relation grade_limit(person, money[EUR]) "approval limit" aka "审批上限"\n'
+        'relation can_approve(person, money[EUR]) "may approve"\n'
+        'relation desk(person, text) "desk"\n'
+        'pattern P_DESK: "{person} 的 办公 桌号 是 {t:text}" -> desk(person, t)\n'
+        'goal G_CAN "within the limit": can_approve(?p, ?x) if grade_limit(?p, ?l) and ?x <= ?l\n', encoding="utf-8")
+    assert main(["rules", "check", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "checking goal can_approve: its open value is asked of grade_limit" in out
+    # desk is named in Chinese by its pattern's words, the limit by its alias
+    assert "1 relation(s) with no Chinese name and no Chinese pattern words" in out and out.rstrip().endswith(
+        "(add a Chinese `aka`): can_approve")
+    assert main(["rules", "check", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["checked_limits"] == {"can_approve": "grade_limit"} and report["no_chinese_name"] == ["can_approve"]

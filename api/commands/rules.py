@@ -59,11 +59,14 @@ def check(args: argparse.Namespace) -> int:
         return 1
     failed = bool(rb.warnings) and args.strict
     limits = _limits(rb)
+    english_only = _english_only(rb)
+    checked = _checked_limits(rb)
     if args.json:
         print(json.dumps({"ok": not failed, "errors": [], "warnings": [_err_json(w) for w in rb.warnings],
                           "files": rb.files, "relations": len(rb.relations), "rules": len(rb.forward_rules),
                           "goals": len(rb.backward_rules), "patterns": len(rb.patterns), "facts": len(rb.facts),
-                          "links": len(rb.links), "limits": limits},
+                          "links": len(rb.links), "limits": limits, "checked_limits": checked,
+                          "no_chinese_name": english_only},
                          ensure_ascii=False))
     else:
         for w in rb.warnings:
@@ -77,7 +80,36 @@ def check(args: argparse.Namespace) -> int:
         if limits["upper"] or limits["lower"]:
             print("  (a yes/no question's value past one is answered no; `limit upper|lower|none` on a relation "
                   "overrides what its names say)")
+        for goal, limit in checked.items():
+            print(f"checking goal {goal}: its open value is asked of {limit}, and a value it refutes is past it")
+        if english_only:
+            print(f"{len(english_only)} relation(s) with no Chinese name and no Chinese pattern words: Chinese "
+                  f"questions and answers are not read into them (add a Chinese `aka`): {', '.join(english_only)}")
     return 1 if failed else 0
+
+
+def _english_only(rb) -> list[str]:
+    """Relations no Chinese text can name: no label or alias with a CJK character, and no plain pattern whose
+    required words are Chinese (pipeline.vocabulary_reading.pattern_names)."""
+    from pipeline.question import relation_names
+    from pipeline.vocabulary_reading import pattern_names
+
+    def chinese(text: str) -> bool:
+        return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+    named = pattern_names(rb)
+    return [sig.name for sig in rb.relations.values()
+            if not any(chinese(n) for n in [*relation_names(sig), *named.get(sig.name, [])])]
+
+
+def _checked_limits(rb) -> dict[str, str]:
+    """Checking goal -> the one limit it is checked against (pipeline/limit_check.py)."""
+    from pipeline.limit_check import checked_limit, checking_relations
+    out = {}
+    for name in sorted(checking_relations(rb)):
+        limit = checked_limit(name, rb)
+        if limit is not None:
+            out[name] = limit
+    return out
 
 
 def _limits(rb) -> dict[str, list[str]]:

@@ -34,6 +34,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 class _Form:
     relation: str
     regex: re.Pattern[str]
+    needle: str      # the name's first word (lower case): a text without it cannot match, and is not scanned
 
 
 _FORMS: "weakref.WeakKeyDictionary[Any, list[_Form]]" = weakref.WeakKeyDictionary()
@@ -64,7 +65,8 @@ def _forms(rulebase: Any) -> list[_Form]:
                            # a Chinese sentence using a relation that has only an English name ("柏林的hotel
                            # limit per night为EUR 140"): how the engine composes it, and how a model echoes it
                            rf"(?P<subject>{_SUBJECT_ZH})的\s*(?P<name>{words}){_VERB_ZH}"]
-            forms += [_Form(sig.name, re.compile(r, re.IGNORECASE)) for r in regexes]
+            needle = name.split()[0].lower() if name.split() else name
+            forms += [_Form(sig.name, re.compile(r, re.IGNORECASE), needle) for r in regexes]
     _FORMS[rulebase] = forms
     return forms
 
@@ -82,7 +84,10 @@ def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, ru
     sents = sentences(answer)
     stated = [v for v, _s, _e in stated_values(focus.question, focus.entities)]
     found: dict[int, Claim] = {}
+    lowered = answer.lower()
     for form in _forms(rulebase):
+        if form.needle not in lowered:
+            continue
         sig = rulebase.relations[form.relation]
         for m in form.regex.finditer(answer):
             at = m.end()

@@ -13,7 +13,8 @@ from pipeline.described import with_described
 from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
-from pipeline.limit_check import LimitBreach, breached_limits, with_checked_limits
+from pipeline.limit_check import LimitBreach, breached_limits
+from pipeline.limit_relations import with_checked_limits
 from pipeline.links import link_queries
 from pipeline.periods import around, counted_per_other_period
 from pipeline.premise import PremiseCorrection, asked_beyond, disproved_premises

@@ -6,7 +6,8 @@ import pytest
 
 from pipeline import Answerer, AnswererConfig
 from pipeline.kb_facts import KBFactCache
-from pipeline.limit_check import asks_permission, breach_gap, breached_limits, limit_direction
+from pipeline.limit_check import asks_permission, breach_gap, breached_limits
+from pipeline.limit_relations import limit_direction
 from pipeline.prompts import ABSTAIN_SENTINEL
 from pipeline.context import content_terms
 from pipeline.question import parse_question, relation_score
@@ -310,7 +311,7 @@ def test_the_asking_sentences_value_is_put_to_the_limit_before_an_earlier_one(tm
 
 
 def test_a_question_leaving_a_checking_goals_value_open_asks_its_limit(tmp_path):
-    from pipeline.limit_check import checking_relations, with_checked_limits
+    from pipeline.limit_relations import checking_relations, with_checked_limits
     rb = rulebase_of(CHECKING_RULES, tmp_path, "t.rules")
     # person_limit derives its value from a premise; can_approve only tests the value it is given
     assert checking_relations(rb) == frozenset({"can_approve"})

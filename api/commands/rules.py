@@ -103,7 +103,7 @@ def _english_only(rb) -> list[str]:
 
 def _checked_limits(rb) -> dict[str, str]:
     """Checking goal -> the one limit it is checked against (pipeline/limit_check.py)."""
-    from pipeline.limit_check import checked_limit, checking_relations
+    from pipeline.limit_relations import checked_limit, checking_relations
     out = {}
     for name in sorted(checking_relations(rb)):
         limit = checked_limit(name, rb)
@@ -114,7 +114,7 @@ def _checked_limits(rb) -> dict[str, str]:
 
 def _limits(rb) -> dict[str, list[str]]:
     """The value relations the limit checks take as upper or lower limits (pipeline/limit_check.py)."""
-    from pipeline.limit_check import limit_direction
+    from pipeline.limit_relations import limit_direction
     out: dict[str, list[str]] = {"upper": [], "lower": []}
     for sig in rb.relations.values():
         if sig.arity >= 2 and sig.params[-1].type in m.VALUE_TYPES:

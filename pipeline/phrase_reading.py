@@ -73,12 +73,12 @@ def _forms(rulebase: Any) -> list[_Form]:
 
 def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, rulebase: Any) -> list[Claim]:
     """A claim for each "<name> for <subject> is <X>" (and the forms ``_forms`` lists) where X, right after
-    the verb, is a value or entity the relation can end with, not negated, and the subject's entities and
-    values place every argument before the last, each of its own parameter, none left over; an argument the
+    the verb, is a value or entity the relation can end with (so "is not X" reads nothing), and the
+    subject's entities and values place every argument before the last, each of its own parameter, none
+    left over; an argument the
     subject does not name is the sentence's, the question's or the type's only entity of its type, or the
     question's only value that fits. One claim per value: the longest name wins."""
-    values = {s: v for v, _kind, s, _e in find_values(answer)}
-    value_ends = {s: e for _v, _kind, s, e in find_values(answer)}
+    values = {s: (v, e) for v, _kind, s, e in find_values(answer)}    # start -> (value, end)
     entities = find_entities(answer, rulebase)
     entity_at = {x.start: x for x in entities}
     sents = sentences(answer)
@@ -91,8 +91,8 @@ def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, ru
         sig = rulebase.relations[form.relation]
         for m in form.regex.finditer(answer):
             at = m.end()
-            if at in values and fits(sig, values[at]):
-                last, end = values[at], value_ends[at]
+            if at in values and fits(sig, values[at][0]):
+                last, end = values[at]
             elif at in entity_at and _ends_with_entity(sig, entity_at[at]):
                 last, end = entity_at[at].entity_id, entity_at[at].end
             else:

@@ -75,9 +75,8 @@ def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, ru
     """A claim for each "<name> for <subject> is <X>" (and the forms ``_forms`` lists) where X, right after
     the verb, is a value or entity the relation can end with (so "is not X" reads nothing), and the
     subject's entities and values place every argument before the last, each of its own parameter, none
-    left over; an argument the
-    subject does not name is the sentence's, the question's or the type's only entity of its type, or the
-    question's only value that fits. One claim per value: the longest name wins."""
+    left over; an argument the subject does not name is the sentence's, the question's or the type's only
+    entity of its type, or the question's only value that fits. One claim per value: the longest name wins."""
     values = {s: (v, e) for v, _kind, s, e in find_values(answer)}    # start -> (value, end)
     entities = find_entities(answer, rulebase)
     entity_at = {x.start: x for x in entities}

@@ -16,7 +16,7 @@ from pipeline.question import (Goal, QuestionFocus, param_fits, parse_question, 
                                stated_values)
 from pipeline.symbolic_answer import MARGIN, ProvenAnswer, best_proof, current_evidence
 from symbolic import BackwardChainer
-from symbolic.values import format_value, value_type
+from symbolic.values import format_value, parse_value, value_type
 
 # The relations a stated value can be must trail the best-named one by more than this share of their names,
 # or the value may be about one of them ("a total discount of 14 %" names the representative's 3 % maximum
@@ -76,6 +76,17 @@ def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int
     """The goals whose value ``value`` can be: the relation's value fits it, every other argument is bound
     (by the question's entities or another of its values, never this one, or ``implied`` by the facts), best
     named first."""
+    sents = sentences(focus.question)
+    if len(sents) > 1 and span[1] <= sents[-1][0]:
+        # a value the scene states, put to the test by the asking sentence ("I have 8 unused days of annual leave
+        # … Can I carry all of them over?" asks the carry-over limit, not the leave): the relation the asking
+        # sentence names comes first, if it is a limit
+        asking = focus.question[sents[-1][0]:sents[-1][1]]
+        parsed = parse_question(asking, rulebase, min_score=MIN_SCORE, described=focus.entities,
+                                types=_value_types(value), implied=implied)
+        named = [g for g in parsed.goals if not g.stated and param_fits(rulebase.relations[g.relation].params[-1], value)]
+        if _limit_goal(named, rulebase) is not None:
+            return named
     parsed = parse_question(focus.question, rulebase, min_score=MIN_SCORE, described=focus.entities,
                             types=_value_types(value), implied=implied)
     named = [g for g in parsed.goals
@@ -129,6 +140,22 @@ def _a_year(question: str, s: int, e: int) -> bool:
         _YEAR.search(question[:s]) is not None or question[e:].lstrip().startswith("年"))
 
 
+# A count whose unit comes a word or two later: "8 unused days", "3 full days", "2 remaining weeks".
+_QUALIFIED_UNIT = re.compile(r"\s+(?:[A-Za-z-]+\s+){1,2}?(?P<unit>(?:day|night|hour|week|month|year)s?)\b", re.IGNORECASE)
+
+
+def _with_unit(question: str, value: Any, s: int, e: int) -> tuple[Any, int, int]:
+    """A bare number of ``question`` read with the time unit one or two words after it ("I have 8 unused days
+    … Can I carry them over?" states 8 days, not the count 8), its span reaching the unit; else as it is."""
+    m = _QUALIFIED_UNIT.match(question, e) if value_type(value) == "number" else None
+    if m is None:
+        return value, s, e
+    try:
+        return parse_value(f"{question[s:e]} {m.group('unit')}"), s, m.end()
+    except ValueError:
+        return value, s, e
+
+
 def _past(value: Any, limit: Any, direction: str) -> bool:
     try:
         return bool(value > limit) if direction == "upper" else bool(value < limit)
@@ -153,7 +180,7 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
         return chainer
 
     out: list[LimitBreach] = []
-    values = stated_values(focus.question, focus.entities)
+    values = [_with_unit(focus.question, v, s, e) for v, s, e in stated_values(focus.question, focus.entities)]
     # the asking sentence's values first: an earlier sentence's may be hearsay about another case ("a colleague
     # says HG7 staff may approve up to GBP 10,000. Can Dr Nair approve GBP 6,200?"), and one limit is put once
     asking = (sentences(focus.question) or [(0, 0)])[-1][0]

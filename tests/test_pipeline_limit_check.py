@@ -362,3 +362,31 @@ def test_a_value_past_the_limit_of_every_binding_left_open_is_a_no_whichever_app
     assert r.answer == ("No. The premium economy minimum flight time for Glasgow campus is 8 hours [1]. The "
                         "premium economy minimum flight time for Suzhou campus is 10 hours [1]. The value in the "
                         "question is below each of these minimums.")
+
+
+LEAVE_RULES = """
+type office "office"
+entity office berlin "Berlin office" aka "Berlin"
+type group "employee group"
+entity group staff "employee"
+relation annual_leave(group, duration[day]) "annual leave"
+relation carry_over_max(office, duration[day]) "leave carry-over"
+pattern P_LEAVE: "employees get {d:duration} of annual leave" -> annual_leave(staff, d)
+pattern P_CARRY: "in {office} up to {d:duration} may be carried over" -> carry_over_max(office, d)
+"""
+LEAVE_KB = [FakePassage("hr.md", "Employees get 30 days of annual leave. In Berlin up to 5 days may be carried over.",
+                        0.5, chunk_id="h")]
+
+
+def test_the_asking_sentence_names_the_limit_a_scene_value_is_put_to(tmp_path):
+    rb = rulebase_of(LEAVE_RULES, tmp_path, "t.rules")
+    # "8 unused days": the unit two words on; "annual leave" is the scene, "carry … over" what is asked
+    [b] = found_breaches(rb, "I have 8 unused days of annual leave at the end of the year in Berlin. Can I carry "
+                             "all of them over?", LEAVE_KB)
+    assert (b.proof.goal.relation, b.stated, b.proof.value) == ("carry_over_max", Quantity(8.0, "day"),
+                                                               Quantity(5.0, "day"))
+    assert found_breaches(rb, "I have 4 unused days of annual leave at the end of the year in Berlin. Can I carry "
+                              "all of them over?", LEAVE_KB) == []
+    # a bare count stays a count: "8 unused vouchers" is no period
+    assert found_breaches(rb, "I have 8 unused vouchers of annual leave in Berlin. Can I carry all of them over?",
+                          LEAVE_KB) == []

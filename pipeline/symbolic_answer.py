@@ -165,13 +165,18 @@ def _label(sig: Any, chinese: bool) -> str:
 
 # A label ending in a preposition reads as a verb phrase ("acknowledge within"): "S2: acknowledge within 30
 # minutes" rather than "The acknowledge within for S2 is ...".
-_VERBAL_END = re.compile(r"\b(?:within|by|after|before|at|in|on|for|of|to|under|over|from|per|up to)$", re.IGNORECASE)
+# (A word of its own: "carry-over" is a noun.)
+_VERBAL_END = re.compile(r"(?:^|\s)(?:within|by|after|before|at|in|on|for|of|to|under|over|from|per|up to)$",
+                         re.IGNORECASE)
 
 
 _ZH_UNITS = {"day": "天", "hour": "小时", "minute": "分钟", "week": "周", "month": "个月", "year": "年",
              "workday": "个工作日", "kg": "公斤", "g": "克", "t": "吨", "m": "米", "km": "公里", "cm": "厘米", "mm": "毫米",
              "m/s": "米/秒", "km/h": "公里/小时", "°c": "°C"}
 _ZH_CURRENCY = {"CNY": "元", "EUR": "欧元", "USD": "美元", "GBP": "英镑", "JPY": "日元", "HKD": "港元"}
+
+
+_ADJECTIVAL = re.compile(r"^\d[\d.,]*-[A-Za-z]+$")
 
 
 def _number(x: float) -> str:
@@ -303,7 +308,8 @@ def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chi
     label = _label(sig, chinese)
     subject = _subject(proof, rulebase, chinese)
     value = _entity_name(rulebase, proof.value, chinese)
-    if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese:
+    # the source's own wording, unless it is an adjective ("the 5-day limit"), which cannot follow "is"
+    if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese and not _ADJECTIVAL.match(stated):
         value = stated
     steps = [_described_step(m, rulebase, chinese) for m in described
              if m.described_by in rulebase.relations and m.entity_id in proof.goal.args]

@@ -139,6 +139,15 @@ def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):
     from pipeline.symbolic_answer import _VERBAL_END, plain_label
     assert plain_label("a person's purchase approval limit (grade -> limit)") == "person's purchase approval limit"
     assert _VERBAL_END.search("acknowledge within") and not _VERBAL_END.search("hotel limit per night")
+    # a hyphenated noun ends in no preposition
+    assert not _VERBAL_END.search("leave carry-over") and _VERBAL_END.search("carry over")
+
+
+def test_a_sources_adjectival_wording_is_not_the_value_of_a_sentence(rb):
+    from pipeline.symbolic_answer import _ADJECTIVAL
+    # "the 5-day limit": after "is" the value reads "5 days"; "EUR 180", "12 个月" are kept as written
+    assert _ADJECTIVAL.match("5-day") and _ADJECTIVAL.match("24-month")
+    assert not _ADJECTIVAL.match("EUR 180") and not _ADJECTIVAL.match("12 个月") and not _ADJECTIVAL.match("5 days")
 
 
 def test_an_answer_must_answer_what_was_asked(rb):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from pipeline.context import content_terms
 from pipeline.question import Goal, QuestionFocus, param_fits, relation_score
 from symbolic.model import VALUE_TYPES
 
@@ -23,19 +22,14 @@ def every_binding(focus: QuestionFocus, rulebase: Any, value: Any, facts: Sequen
     not name, over the entities ``facts`` give that argument of the relation; empty when the question names
     every argument (the caller's ordinary goals), when an argument is a value or has no fact, or past
     MAX_BINDINGS."""
-    named_terms = frozenset().union(*(content_terms(x.text) for x in focus.entities)) if focus.entities else frozenset()
-    terms = frozenset(content_terms(focus.question)) - named_terms
+    terms = focus.relation_terms
     scored = sorted(((relation_score(sig, terms), sig) for sig in rulebase.relations.values()
                      if sig.arity >= 2 and param_fits(sig.params[-1], value) and accept(sig)),
                     key=lambda p: -p[0])
     if not scored or scored[0][0] < MIN_NAME_SCORE or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return []
     score, sig = scored[0]
-    named: dict[str, list[str]] = {}
-    for x in focus.entities:
-        named.setdefault(x.type, [])
-        if x.entity_id not in named[x.type]:
-            named[x.type].append(x.entity_id)
+    named = focus.ids_by_type
     stated = [f for f in facts if f.relation == sig.name]
     bindings: list[tuple[Any, ...]] = [()]
     open_args = 0

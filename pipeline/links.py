@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from pipeline.context import content_terms
 from pipeline.extraction import extract_evidence
 from pipeline.kb_facts import KBFacts, evidence_passages
 from pipeline.question import QuestionFocus, asked_currency, entity_label, relation_label, relation_score, value_fits
@@ -19,9 +18,9 @@ MIN_SCORE = 0.6
 def asked_relations(focus: QuestionFocus, rulebase: Any) -> set[str]:
     """The relations the question asks for: its goals, every relation whose name it uses (its arguments
     need not be named: "the hotel limit" of a tier it never says), and the premises of goals proving them."""
-    named = frozenset().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else frozenset()
+    terms = focus.relation_terms
     out = {g.relation for g in focus.goals}
-    out |= {sig.name for sig in rulebase.relations.values() if relation_score(sig, focus.terms - named) >= MIN_SCORE}
+    out |= {sig.name for sig in rulebase.relations.values() if relation_score(sig, terms) >= MIN_SCORE}
     for rule in rulebase.backward_rules:
         if rule.head.relation in out:
             out |= {p.relation for p in rule.premises if getattr(p, "relation", None)}

@@ -99,6 +99,23 @@ class QuestionFocus:
     def entity_ids(self) -> set[str]:
         return {e.entity_id for e in self.entities}
 
+    @property
+    def ids_by_type(self) -> dict[str, list[str]]:
+        """Entity type -> the distinct ids the question names of it, in the order first named."""
+        out: dict[str, list[str]] = {}
+        for e in self.entities:
+            ids = out.setdefault(e.type, [])
+            if e.entity_id not in ids:
+                ids.append(e.entity_id)
+        return out
+
+    @property
+    def relation_terms(self) -> frozenset[str]:
+        """The question's terms besides its entities' own names: "Tier 1 city" says nothing about which
+        relation is asked."""
+        named = frozenset().union(*(content_terms(e.text) for e in self.entities)) if self.entities else frozenset()
+        return self.terms - named
+
 
 class _EntityIndex:
     """One regex over every entity name of a rule base, longest names first."""
@@ -320,21 +337,16 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     set_apart = {(u.start, u.end) for u in unnamed}
     found = pronoun_resolved(question, [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart])
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
-    by_type: dict[str, list[str]] = {}
-    for e in focus.entities:
-        by_type.setdefault(e.type, [])
-        if e.entity_id not in by_type[e.type]:
-            by_type[e.type].append(e.entity_id)
+    by_type = focus.ids_by_type
+    relation_terms = focus.relation_terms
     only_entity = sole_entities(rulebase)
-    named_terms = frozenset().union(*(content_terms(e.text) for e in focus.entities)) if focus.entities else frozenset()
     goals = []
     currency = asked_currency(question)
     values = stated_values(question, focus.entities)
     for sig in rulebase.relations.values():
         if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
             continue
-        # an entity's own name ("Tier 1 city") says nothing about which relation is asked
-        score = relation_score(sig, terms - named_terms)
+        score = relation_score(sig, relation_terms)
         if score < min_score:
             continue
         # one choice per argument: (the bound value, the question span it comes from, if a stated value)

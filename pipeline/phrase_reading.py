@@ -13,9 +13,10 @@ from typing import Any, Sequence
 
 from pipeline.claim_reading import fits
 from pipeline.extraction import ValueMention, cited_for, find_values, sentences
-from pipeline.question import EntityMention, QuestionFocus, find_entities, param_fits, relation_names, \
-    sole_entities, stated_values
+from pipeline.prompts import is_chinese
+from pipeline.question import EntityMention, QuestionFocus, find_entities, param_fits, relation_names, stated_values
 from pipeline.symbolic_answer import plain_label
+from pipeline.vocabulary_reading import entity_subject
 from symbolic import Claim, Fact, Provenance
 from symbolic.model import VALUE_TYPES
 from symbolic.values import Quantity
@@ -27,7 +28,6 @@ _VERB_EN = r"\s+(?:is|are|was|were|will\s+be|comes\s+to|amounts\s+to)\s+"
 _VERB_ZH = r"\s*(?:为|是)\s*"
 _SUBJECT_EN = r"[^.;:()\[\]|\n]{1,100}?"
 _SUBJECT_ZH = r"[^。；;：:！？!?()（）\[\]|\n]{1,40}?"
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,9 +52,9 @@ def _forms(rulebase: Any) -> list[_Form]:
         for name in dict.fromkeys(plain_label(n) for n in relation_names(sig)):
             if len(name) < 2:
                 continue
-            words = r"\s*".join(re.escape(w) for w in name.split()) if _CJK.search(name) else \
+            words = r"\s*".join(re.escape(w) for w in name.split()) if is_chinese(name) else \
                 r"\s+".join(re.escape(w) for w in name.split())
-            if _CJK.search(name):
+            if is_chinese(name):
                 regexes = [rf"(?P<subject>{_SUBJECT_ZH})的\s*(?P<name>{words}){_VERB_ZH}",
                            rf"(?:^|(?<=[。；;\n]))\s*(?P<name>{words}){_VERB_ZH}"]
             else:
@@ -101,7 +101,7 @@ def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, ru
             if subject is not None:
                 lead = len(subject) - len(subject.lstrip("，, "))
                 start = min(start, m.start("subject") + lead)
-            args = _arguments(sig, subject or "", m.start("subject") if subject is not None else at, answer,
+            args = _arguments(sig, subject or "", m.start("subject") if subject is not None else at, sents,
                               entities, focus, stated, rulebase)
             if args is None:
                 continue
@@ -118,10 +118,12 @@ def _ends_with_entity(sig: Any, x: EntityMention) -> bool:
     return sig.params[-1].type not in VALUE_TYPES and sig.params[-1].type == x.type
 
 
-def _arguments(sig: Any, subject: str, offset: int, answer: str, entities: Sequence[EntityMention],
+def _arguments(sig: Any, subject: str, offset: int, sents: Sequence[tuple[int, int]], entities: Sequence[EntityMention],
                focus: QuestionFocus, stated: Sequence[Any], rulebase: Any) -> tuple | None:
-    """The arguments before the last, read from ``subject`` (at ``offset`` in ``answer``), else implied;
-    None when one cannot be placed, is placed twice, or the subject names something no parameter takes."""
+    """The arguments before the last, read from ``subject`` (at ``offset`` in the answer, whose sentences are
+    ``sents``), else the sentence's, the question's or the type's only entity (entity_subject) or the question's
+    only fitting value; None when one cannot be placed, is placed twice, or the subject names something no
+    parameter takes."""
     named = [x for x in entities if offset <= x.start and x.end <= offset + len(subject)]
     blank = list(subject)
     for x in named:
@@ -130,7 +132,8 @@ def _arguments(sig: Any, subject: str, offset: int, answer: str, entities: Seque
     used_entities: set[str] = set()
     used_values: list[Any] = []
     args: list[Any] = []
-    sentence = [x for x in entities if _same_sentence(answer, x.start, offset)]
+    around = next(((s, e) for s, e in sents if s <= offset < e), None)
+    sentence = [x for x in entities if around is not None and around[0] <= x.start < around[1]]
     for p in sig.params[:-1]:
         if p.type in VALUE_TYPES:
             fitting = list(dict.fromkeys(_as_param(p, v) for v in subject_values if _as_param(p, v) is not None))
@@ -147,7 +150,7 @@ def _arguments(sig: Any, subject: str, offset: int, answer: str, entities: Seque
         ids = list(dict.fromkeys(x.entity_id for x in named if x.type == p.type))
         if len(ids) > 1:
             return None
-        eid = ids[0] if ids else _implied(p.type, sentence, focus, rulebase)
+        eid = ids[0] if ids else entity_subject(p.type, 0, [], sentence, focus, rulebase)
         if eid is None:
             return None
         used_entities.update(ids)
@@ -172,20 +175,6 @@ def _as_param(p: Any, value: Any) -> Any:
 def _stem(word: str) -> str:
     word = word.lower().strip()
     return word[:-1] if word.endswith("s") else word
-
-
-def _implied(etype: str, sentence: Sequence[EntityMention], focus: QuestionFocus, rulebase: Any) -> str | None:
-    """An argument the subject leaves unsaid: the sentence's, else the question's, else the type's only entity."""
-    for pool in ([x.entity_id for x in sentence if x.type == etype],
-                 [x.entity_id for x in focus.entities if x.type == etype]):
-        distinct = list(dict.fromkeys(pool))
-        if distinct:
-            return distinct[0] if len(distinct) == 1 else None
-    return sole_entities(rulebase).get(etype)
-
-
-def _same_sentence(answer: str, pos: int, anchor: int) -> bool:
-    return any(s <= pos < e and s <= anchor < e for s, e in sentences(answer))
 
 
 def displaced(claims: Sequence[Claim], phrased: Sequence[Claim]) -> list[Claim]:

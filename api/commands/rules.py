@@ -91,14 +91,13 @@ def check(args: argparse.Namespace) -> int:
 def _english_only(rb) -> list[str]:
     """Relations no Chinese text can name: no label or alias with a CJK character, and no plain pattern whose
     required words are Chinese (pipeline.vocabulary_reading.pattern_names)."""
+    from pipeline.prompts import is_chinese
     from pipeline.question import relation_names
     from pipeline.vocabulary_reading import pattern_names
 
-    def chinese(text: str) -> bool:
-        return any("\u4e00" <= ch <= "\u9fff" for ch in text)
     named = pattern_names(rb)
     return [sig.name for sig in rb.relations.values()
-            if not any(chinese(n) for n in [*relation_names(sig), *named.get(sig.name, [])])]
+            if not any(is_chinese(n) for n in [*relation_names(sig), *named.get(sig.name, [])])]
 
 
 def _checked_limits(rb) -> dict[str, str]:

@@ -82,16 +82,20 @@ def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int
         # … Can I carry all of them over?" asks the carry-over limit, not the leave): the relation the asking
         # sentence names comes first, if it is a limit
         asking = focus.question[sents[-1][0]:sents[-1][1]]
-        parsed = parse_question(asking, rulebase, min_score=MIN_SCORE, described=focus.entities,
-                                types=_value_types(value), implied=implied)
-        named = [g for g in parsed.goals if not g.stated and param_fits(rulebase.relations[g.relation].params[-1], value)]
+        named = [g for g in _fitting_goals(asking, focus, rulebase, value, implied) if not g.stated]
         if _limit_goal(named, rulebase) is not None:
             return named
-    parsed = parse_question(focus.question, rulebase, min_score=MIN_SCORE, described=focus.entities,
-                            types=_value_types(value), implied=implied)
-    named = [g for g in parsed.goals
-             if span not in g.stated and param_fits(rulebase.relations[g.relation].params[-1], value)]
+    named = [g for g in _fitting_goals(focus.question, focus, rulebase, value, implied) if span not in g.stated]
     return named or _fitting(focus, rulebase, value, span)
+
+
+def _fitting_goals(text: str, focus: QuestionFocus, rulebase: Any, value: Any,
+                   implied: Mapping[tuple[str, int], str] | None) -> list[Goal]:
+    """The goals ``text`` (the question or its asking sentence) names, with ``focus``'s entities, whose value
+    ``value`` fits."""
+    parsed = parse_question(text, rulebase, min_score=MIN_SCORE, described=focus.entities, types=_value_types(value),
+                            implied=implied)
+    return [g for g in parsed.goals if param_fits(rulebase.relations[g.relation].params[-1], value)]
 
 
 def _fitting(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int]) -> list[Goal]:

@@ -12,7 +12,7 @@ from pipeline import prompts, sources
 from pipeline.answer_reading import read_answer
 from pipeline.checking import check_answer
 from pipeline.events import LoopEvent, StreamEvent
-from pipeline.evidence import QuestionContext, evidence_for, gather
+from pipeline.evidence import QuestionContext, evidence_for, facts_focus, gather
 from pipeline.extraction import strip_citation_lines
 from pipeline.generation import generate, ms
 from pipeline.grounding import feedback
@@ -217,6 +217,9 @@ class Answerer:
         the model), with no retrieval: what ``verirag eval --mode extraction`` measures."""
         rulebase = self.holder.current
         focus = parse_question(validate_question(question), rulebase)
+        kb = self.kb_facts.get(self.retriever, rulebase) if rulebase is not None else None
+        if kb is not None:      # as an answer's claims are read in ``ask``: the focus the KB's facts show
+            focus = facts_focus(focus, rulebase, kb.facts, kb.implied)
         context = [{"role": "user", "content": question}]
         claims, _mentions = self._read(answer, [], context, focus, rulebase)
         return claims

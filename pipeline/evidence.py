@@ -166,11 +166,7 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     implied = ctx.kb.implied if ctx.kb is not None else {}
     if rulebase is not None:
         facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
-        # "the robot that can carry 500 kg" is the LX-500 once a fact says so: its goals, the claims read
-        # from its answer and its proof are about that entity
-        ctx.focus = focus = with_described(focus, rulebase, [*rulebase.facts, *facts], implied)
-        # "up to what amount may she approve?" asks the limit a checking goal ("may approve") tests against
-        ctx.focus = focus = with_checked_limits(focus, rulebase)
+        ctx.focus = focus = facts_focus(focus, rulebase, facts, implied)
     if symbolic and rulebase is not None:
         ctx.corrections = disproved_premises(focus, rulebase, facts)
         # with its premises disproved, a question is answered for what it asks besides them
@@ -186,6 +182,15 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
             b.passages = proof_passages(b.proof, ctx.candidates, ctx.kb, rulebase, question)
     ctx.timings_ms = {"retrieve": round((t1 - t0) * 1000, 3), "prove": round((time.perf_counter() - t1) * 1000, 3)}
     return ctx
+
+
+def facts_focus(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
+                implied: dict[tuple[str, int], str]) -> QuestionFocus:
+    """The question's focus as the facts show it: "the robot that can carry 500 kg" is the LX-500 once a fact
+    says so (its goals, the claims read from its answer and its proof are about that entity), an argument the
+    KB's facts leave no choice in is ``implied``, and "up to what amount may she approve?" asks the limit a
+    checking goal ("may approve") tests against."""
+    return with_checked_limits(with_described(focus, rulebase, [*rulebase.facts, *facts], implied), rulebase)
 
 
 def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, passages: Sequence[Any]) -> bool:

@@ -49,8 +49,8 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         s, e = sentence_around(answer, lm.start())
         in_sentence = [y for y in entities if s <= y.start < e and y is not x]
         subjects = [_stated(p, stated) if p.type in VALUE_TYPES else
-                    _about(p.type, about) or entity_subject(p.type, 0, [], in_sentence, focus, rulebase)
-                    for p in sig.params[:-1]]
+                    _about(p.type, about) or entity_subject(p.type, 0, [], in_sentence, focus, rulebase, (sig.name, i))
+                    for i, p in enumerate(sig.params[:-1])]
         if None not in subjects:
             out.append((vocabulary_claim(sig.name, (*subjects, last), answer, s, e, m.cited if m else []), m))
     return out

@@ -134,7 +134,7 @@ def _arguments(sig: Any, subject: str, offset: int, sents: Sequence[tuple[int, i
     args: list[Any] = []
     around = next(((s, e) for s, e in sents if s <= offset < e), None)
     sentence = [x for x in entities if around is not None and around[0] <= x.start < around[1]]
-    for p in sig.params[:-1]:
+    for i, p in enumerate(sig.params[:-1]):
         if p.type in VALUE_TYPES:
             fitting = list(dict.fromkeys(_as_param(p, v) for v in subject_values if _as_param(p, v) is not None))
             if not fitting:
@@ -150,7 +150,7 @@ def _arguments(sig: Any, subject: str, offset: int, sents: Sequence[tuple[int, i
         ids = list(dict.fromkeys(x.entity_id for x in named if x.type == p.type))
         if len(ids) > 1:
             return None
-        eid = ids[0] if ids else entity_subject(p.type, 0, [], sentence, focus, rulebase)
+        eid = ids[0] if ids else entity_subject(p.type, 0, [], sentence, focus, rulebase, (sig.name, i))
         if eid is None:
             return None
         used_entities.update(ids)

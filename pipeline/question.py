@@ -94,6 +94,8 @@ class QuestionFocus:
     entities: list[EntityMention] = field(default_factory=list)
     goals: list[Goal] = field(default_factory=list)
     terms: frozenset[str] = frozenset()
+    # (relation, argument position) -> the one entity the KB's facts hold there (pipeline.kb_facts.implied_arguments)
+    implied: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
     @property
     def entity_ids(self) -> set[str]:
@@ -331,7 +333,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     in (pipeline.kb_facts.implied_arguments), bound where the question names no entity of their type."""
     types = answer_types(question) if types is None else types
     terms = frozenset(content_terms(question))
-    focus = QuestionFocus(question, types, terms=terms)
+    focus = QuestionFocus(question, types, terms=terms, implied=dict(implied or {}))
     if rulebase is None:
         return focus
     set_apart = {(u.start, u.end) for u in unnamed}

@@ -59,10 +59,16 @@ def asks_a_computation(question: str, focus: QuestionFocus, goal: Goal | None = 
     "three nights", "300 kg") qualifies or computes beyond the bare relation, and one that asks two things
     ("...是谁？...是多少？") needs both: a single lookup proof would answer another question. A ``goal`` that
     binds the question's values as its arguments (a rule computes a stay's cost from "4 nights") answers it."""
+    return states_a_value(question, focus, goal) or asks_two(question)
+
+
+def states_a_value(question: str, focus: QuestionFocus, goal: Goal | None = None) -> bool:
+    """The question states a value or count of its own that ``goal`` (if given) does not bind: its answer may
+    state what is computed from it ("so the fuel surcharge is EUR 112"), which no document relation holds."""
     # "Tier 1", "AX-200": names, not values; the values the goal binds are its arguments
     unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *(goal.stated if goal else ()),
                                  *period_spans(question)])
-    return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed)) or asks_two(question)
+    return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed))
 
 
 def _proved(chainer: BackwardChainer, goal: Goal) -> list[Node]:

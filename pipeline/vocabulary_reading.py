@@ -11,7 +11,7 @@ from pipeline.claim_reading import fits, negated, sentence_around, sentence_clai
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
 from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_names
-from pipeline.symbolic_answer import asks_a_computation
+from pipeline.symbolic_answer import states_a_value
 from symbolic import Claim
 from symbolic.model import VALUE_TYPES
 
@@ -148,19 +148,23 @@ def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
 
 
 def entity_subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[EntityMention],
-                   focus: QuestionFocus, rulebase: Any) -> str | None:
+                   focus: QuestionFocus, rulebase: Any, about: tuple[str, int] | None = None) -> str | None:
     """The entity the value is about: the clause's nearest one of the type before the value (else after);
-    else the sentence's or the question's only one of the type; else the type's only entity."""
+    else the sentence's or the question's only one of the type; else the type's only entity. ``about``, the
+    (relation, argument position) read: where the KB's facts hold one entity there (``focus.implied``), that
+    entity settles a choice among several ("LX-500 needs NW Fleet Manager 3.2; the licence fee is EUR 1,200":
+    the documents state a licence fee of the software alone)."""
     here = [x for x in clause if x.type == etype]
     if here:
         before = [x for x in here if x.end <= pos]
         return (before[-1] if before else here[0]).entity_id
+    known = focus.implied.get(about) if about is not None else None
     for pool in ([x.entity_id for x in sentence if x.type == etype],
                  [x.entity_id for x in focus.entities if x.type == etype],
                  [e.id for e in rulebase.entities.values() if e.type == etype]):
         distinct = list(dict.fromkeys(pool))
         if distinct:
-            return distinct[0] if len(distinct) == 1 else None
+            return distinct[0] if len(distinct) == 1 else known if known in distinct else None
     return None
 
 
@@ -183,9 +187,10 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     # at a site"): each is found as a subject of its own type
     sigs = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and distinct_entity_types(sig)]
     asked = _asked_values(focus.question, rulebase)
-    # An answer to a computing question states results too ("so the fuel surcharge is EUR 112"): there
-    # only a value whose clause names the whole of a relation's name is read.
-    min_score = 1.0 if asks_a_computation(focus.question, focus) else MIN_CLAUSE_SCORE
+    # An answer to a question stating values of its own may state results too ("so the fuel surcharge is EUR
+    # 112"): there only a value whose clause names the whole of a relation's name is read. A question asking
+    # two things ("…是谁？…是多少？") is two lookups, read as any other.
+    min_score = 1.0 if states_a_value(focus.question, focus) else MIN_CLAUSE_SCORE
     for m in mentions:
         if negated(answer, m.start):
             continue
@@ -196,7 +201,8 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             continue
         in_sentence = find_entities(answer[s:e], rulebase)
         in_clause = [x for x in in_sentence if cs <= x.start + s and x.end + s <= ce]
-        subjects = [entity_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase) for p in sig.params[:-1]]
+        subjects = [entity_subject(p.type, m.start - s, in_clause, in_sentence, focus, rulebase, (sig.name, i))
+                    for i, p in enumerate(sig.params[:-1])]
         # an answer echoing the question's premise reads the question, not the documents; the same value
         # said of another entity ("the AX-200's payload is 200 kg" to "...the LX-500 carries 200 kg") is a claim
         if any(v == m.value and not _said_of_another(about, sig, subjects) for v, about in asked):

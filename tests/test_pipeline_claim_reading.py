@@ -161,3 +161,18 @@ def test_each_report_says_which_extractor_read_its_claim(rb):
     r = a.ask("What is the list price of the AX-200?")
     assert {(c.text.split(" and")[0], c.kind, c.extractor) for c in r.claims} == {
         ("It costs EUR 38,500", "relation", "focus"), ("24 months", "value", "value")}
+
+
+def test_read_claims_reads_an_answer_with_the_focus_the_kbs_facts_show_as_ask_does(tmp_path):
+    from pipeline import Answerer, AnswererConfig
+    from pipeline_fakes import FakePassage, FixedRetriever
+    rules = RULES + 'pattern LP: "{p:product} has a list price of {x:money}" -> list_price(p, x)\n'
+    rb = rulebase_of(rules, tmp_path)
+    # the documents state a list price of the LX-500 alone
+    passages = [FakePassage("lx.md", "The LX-500 has a list price of EUR 52,000.", 0.9)]
+    question, answer = "Compare the AX-200 and the LX-500.", "Both carry loads; the list price is EUR 52,000 [1]."
+    gen = ScriptedGenerator([answer] * 4)      # whatever the loop makes of the answer: its claims are the point
+    a = Answerer(gen, FixedRetriever(passages), rb, AnswererConfig(symbolic_answers=False, lm_extraction=False))
+    assert "list_price(lx_500, 52000 EUR)" in {str(c.fact) for c in a.read_claims(question, answer)}
+    r = a.ask(question)
+    assert ("list_price", "supported") in {(c.relation, c.verdict) for a_ in r.attempts for c in a_.claims}

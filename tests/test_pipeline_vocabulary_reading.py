@@ -77,6 +77,46 @@ def test_the_subject_comes_from_the_clause_else_the_sentence_else_the_question(r
     assert _values(rb, "What do I get per km?", "The mileage rate is EUR 0.35.") == ["mileage_rate(travel, 0.35 EUR)"]
 
 
+def test_the_one_entity_the_kb_states_a_relation_of_settles_a_choice_of_subjects(rb):
+    from pipeline.extraction import extract_claims
+    from pipeline.question import parse_question
+
+    def read(question, answer, implied):
+        _claims, mentions = extract_claims(answer, [], rb)
+        focus = parse_question(question, rb, implied=implied)
+        return [str(c.fact) for c, _m in value_claims(answer, mentions, focus, rb)]
+
+    q, answer = "Compare the AX-200 and the LX-500.", "Both are robots; the list price is EUR 52,000."
+    assert read(q, answer, {}) == []
+    # the documents state a list price of the LX-500 alone: of the two named, it is the one
+    assert read(q, answer, {("list_price", 0): "lx_500"}) == ["list_price(lx_500, 52000 EUR)"]
+    # an entity the answer's own clause names is never overridden, nor one the KB's facts do not name
+    assert read(q, "The AX-200's list price is EUR 52,000.", {("list_price", 0): "lx_500"}) == [
+        "list_price(ax_200, 52000 EUR)"]
+    assert read("Compare the AX-200 and the LX-500.", answer, {("warranty_period", 0): "lx_500"}) == []
+    # and a question naming no product: the KB's one product with a list price
+    assert read("What does it cost?", "The list price is EUR 52,000.", {("list_price", 0): "lx_500"}) == [
+        "list_price(lx_500, 52000 EUR)"]
+
+
+def test_a_question_asking_two_things_is_two_lookups_not_a_computation(tmp_path):
+    rb = rulebase_of("""
+type city "city"
+entity city berlin "Berlin" aka "柏林"
+type tier "city tier"
+entity tier tier_2 "Tier 2"
+relation city_tier(c: city, t: tier) "city tier" unique
+relation night_cap(t: tier, x: money[EUR]) "hotel limit per night"
+""", tmp_path)
+    # "hotel limit" is two thirds of "hotel limit per night": enough in a lookup, not where the question states
+    # a value of its own (a figure computed from it could be named so)
+    answer = "Berlin is a Tier 2 city; the Tier 2 hotel limit is EUR 140."
+    assert _values(rb, "Which tier is Berlin? What is the Tier 2 hotel limit?", answer) == ["night_cap(tier_2, 140 EUR)"]
+    assert _values(rb, "柏林属于哪一类城市？Tier 2 的 hotel limit 是多少？", "柏林是 Tier 2 城市；Tier 2 的 hotel limit 为 EUR 140。") == [
+        "night_cap(tier_2, 140 EUR)"]
+    assert _values(rb, "How much over budget is a EUR 170 room in Tier 2?", answer) == []
+
+
 def test_a_name_further_than_three_words_after_the_value_qualifies_nothing(rb):
     assert _values(rb, "What about the AX-200?", "It is 24 months, which is longer than the robot warranty.") == []
 

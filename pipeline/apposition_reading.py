@@ -8,7 +8,8 @@ from typing import Any, Sequence
 from pipeline.claim_reading import negated
 from pipeline.extraction import blanked, cited_for, sentences
 from pipeline.question import find_entities
-from pipeline.vocabulary_reading import best_named, clause_around, clause_terms, pair_signatures, vocabulary_claim
+from pipeline.vocabulary_reading import (best_named, clause_around, clause_gloss, clause_terms, pair_signatures,
+                                         vocabulary_claim)
 from symbolic import Claim
 
 # What a subject is never carried across: a sentence-internal full stop, a semicolon, "so"/"but"/"while"
@@ -49,8 +50,10 @@ def apposition_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, 
                         x.type == object_type and a.end <= x.start and x.end + s <= cs for x in found):
                     continue
                 lead = answer[cs:b.start + s]
-                terms = clause_terms(blanked(answer, [(b.start + s, b.end + s)]), cs, b.end + s, ce)
-                sig = best_named(sigs, terms, 0.5, said_by_syntax=bool(lead.strip() and _LEAD_RE.match(lead)))
+                unnamed = blanked(answer, [(b.start + s, b.end + s)])
+                sig = best_named(sigs, clause_terms(unnamed, cs, b.end + s, ce), 0.5,
+                                 said_by_syntax=bool(lead.strip() and _LEAD_RE.match(lead)),
+                                 glossed=clause_gloss(unnamed, cs, b.end + s, ce, rulebase))
                 if sig is None or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))

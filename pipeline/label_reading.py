@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from pipeline.claim_reading import fits, negated, sentence_around
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention
+from pipeline.glossary import gloss
 from pipeline.question import EntityMention, QuestionFocus, find_entities, param_fits, stated_values
 from pipeline.vocabulary_reading import MIN_CLAUSE_SCORE, best_named, entity_subject, vocabulary_claim
 from symbolic import Claim
@@ -34,13 +35,16 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     out: list[tuple[Claim, ValueMention | None]] = []
     for lm in _LABEL_RE.finditer(answer):
         terms = frozenset(content_terms(lm.group("label")))
+        glossed = gloss(lm.group("label"))
         about = find_entities(lm.group("about") or "", rulebase)
         m, x = values.get(lm.end()), at.get(lm.end())
         if m is not None and not negated(answer, m.start):
-            sig = best_named([s for s in by_value if fits(s, m.value)], terms, MIN_CLAUSE_SCORE, rulebase=rulebase)
+            sig = best_named([s for s in by_value if fits(s, m.value)], terms, MIN_CLAUSE_SCORE, rulebase=rulebase,
+                             glossed=glossed)
             last: Any = m.value
         elif x is not None:
-            sig = best_named(_entity_valued(rulebase, x.type), terms, MIN_CLAUSE_SCORE, rulebase=rulebase)
+            sig = best_named(_entity_valued(rulebase, x.type), terms, MIN_CLAUSE_SCORE, rulebase=rulebase,
+                             glossed=glossed)
             last = x.entity_id
         else:
             continue

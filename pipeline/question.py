@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import blanked, find_values, last_sentence, sentences
+from pipeline.glossary import best_translations, gloss
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
@@ -340,42 +341,54 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     found = pronoun_resolved(question, [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart])
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
     by_type = focus.ids_by_type
-    relation_terms = focus.relation_terms
     only_entity = sole_entities(rulebase)
-    goals = []
     currency = asked_currency(question)
     values = stated_values(question, focus.entities)
-    for sig in rulebase.relations.values():
-        if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
-            continue
-        score = relation_score(sig, relation_terms)
-        if score < min_score:
-            continue
-        # one choice per argument: (the bound value, the question span it comes from, if a stated value)
-        choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
-        implied_here: list[int] = []
-        for i, p in enumerate(sig.params[:-1]):
-            named: list[tuple[Any, tuple[int, int] | None]] = [(eid, None) for eid in by_type.get(p.type, [])]
-            if p.type in VALUE_TYPES:   # a count, distance or period the question gives ("for 4 nights")
-                named = [(v, (s, e)) for v, s, e in values if param_fits(p, v)]
-            if named:
-                choices.append(named)
-            elif only_entity.get(p.type):
-                choices.append([(only_entity[p.type], None)])
-                implied_here.append(i)
-            elif implied and (sig.name, i) in implied:
-                choices.append([(implied[(sig.name, i)], None)])
-                implied_here.append(i)
-            else:
-                choices = []
-                break
-        if not choices:
-            continue
-        for picked in _product(choices):
-            spans = [span for _a, span in picked if span is not None]
-            if len(set(spans)) < len(spans):
-                continue   # one stated value binds one argument
-            goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied_here), tuple(spans)))
+
+    def named_goals(relation_terms: frozenset[str]) -> list[Goal]:
+        goals = []
+        for sig in rulebase.relations.values():
+            if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
+                continue
+            score = relation_score(sig, relation_terms)
+            if score < min_score:
+                continue
+            # one choice per argument: (the bound value, the question span it comes from, if a stated value)
+            choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
+            implied_here: list[int] = []
+            for i, p in enumerate(sig.params[:-1]):
+                named: list[tuple[Any, tuple[int, int] | None]] = [(eid, None) for eid in by_type.get(p.type, [])]
+                if p.type in VALUE_TYPES:   # a count, distance or period the question gives ("for 4 nights")
+                    named = [(v, (s, e)) for v, s, e in values if param_fits(p, v)]
+                if named:
+                    choices.append(named)
+                elif only_entity.get(p.type):
+                    choices.append([(only_entity[p.type], None)])
+                    implied_here.append(i)
+                elif implied and (sig.name, i) in implied:
+                    choices.append([(implied[(sig.name, i)], None)])
+                    implied_here.append(i)
+                else:
+                    choices = []
+                    break
+            if not choices:
+                continue
+            for picked in _product(choices):
+                spans = [span for _a, span in picked if span is not None]
+                if len(set(spans)) < len(spans):
+                    continue   # one stated value binds one argument
+                goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied_here), tuple(spans)))
+        return goals
+
+    goals = named_goals(focus.relation_terms)
+    glossed = gloss(blanked(question, [(x.start, x.end) for x in focus.entities])) if not goals else None
+    if glossed:
+        # a Chinese question that names no relation by the rules' own names, read in the glossary's English: of
+        # the relations it then names, those that best translate it
+        goals = named_goals(focus.relation_terms | glossed.terms)
+        named = list({g.relation: rulebase.relations[g.relation] for g in goals}.values())
+        best = {sig.name for sig in best_translations(named, relation_names, glossed, focus.relation_terms)}
+        goals = [g for g in goals if g.relation in best]
     # the best-named relations first; among equals, the ones whose arguments the question names itself
     focus.goals = sorted(goals, key=lambda g: (-g.score, len(g.implied), g.relation))
     return focus

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
+from pipeline.glossary import Gloss, best_translations, gloss
 from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_names
 from pipeline.symbolic_answer import states_a_value
 from symbolic import Claim
@@ -82,10 +83,22 @@ def name_score(sig: Any, terms: frozenset[str], rulebase: Any = None) -> float:
 
 
 def best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, said_by_syntax: bool = False,
-               rulebase: Any = None) -> Any:
+               rulebase: Any = None, glossed: Gloss | None = None) -> Any:
     """The one relation of ``sigs`` whose name ``terms`` say best, by ``min_score`` at least; None when two
     tie. ``said_by_syntax``: a sole relation is said by the sentence's form (a copula, an appositive's lead)
-    even when no word of its name is."""
+    even when no word of its name is. ``glossed``: the text's Chinese words in English (clause_gloss), read
+    only where ``terms`` name no relation (the rule author's own names come first): of the relations its
+    English then names, the one that best translates the text (glossary.translation_fit)."""
+    named = _best_named(sigs, terms, min_score, said_by_syntax, rulebase)
+    if named is None and glossed:
+        passing = [sig for sig in sigs if name_score(sig, terms | glossed.terms, rulebase) >= min_score]
+        best = best_translations(passing, relation_names, glossed, terms)
+        named = best[0] if len(best) == 1 else None
+    return named
+
+
+def _best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, said_by_syntax: bool,
+                rulebase: Any) -> Any:
     scored = sorted(((name_score(sig, terms, rulebase), sig) for sig in sigs), key=lambda p: -p[0])
     if not scored:
         return None
@@ -138,13 +151,24 @@ def pattern_names(rulebase: Any) -> dict[str, list[str]]:
     return names
 
 
+def clause_text(answer: str, s: int, end: int, e: int) -> str:
+    """The clause ``s:e`` up to ``end`` and at most three words (six CJK characters) past it: a name right after
+    a value qualifies it ("a 12 % volume discount"), one further on names something else ("up to 15 % needs
+    none beyond the sales representative's approval")."""
+    words = _AFTER_RE.match(answer[end:e])
+    return answer[s:end] + (words.group(0) if words else "")
+
+
 def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
-    """Content terms of the clause ``s:e`` up to ``end`` and at most three words (six CJK characters)
-    past it: a name right after a value qualifies it ("a 12 % volume discount"), one further on names
-    something else ("up to 15 % needs none beyond the sales representative's approval")."""
-    tail = answer[end:e]
-    words = _AFTER_RE.match(tail)
-    return frozenset(content_terms(answer[s:end] + (words.group(0) if words else "")))
+    """Content terms of clause_text."""
+    return frozenset(content_terms(clause_text(answer, s, end, e)))
+
+
+def clause_gloss(answer: str, s: int, end: int, e: int, rulebase: Any) -> Gloss:
+    """The Chinese words of clause_text in English (pipeline.glossary), its entities' names left out: "博士研究生"
+    names the doctoral student, not the "postgraduate" of a relation's name."""
+    text = clause_text(answer, s, end, e)
+    return gloss(blanked(text, [(x.start, x.end) for x in find_entities(text, rulebase)]))
 
 
 def entity_subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[EntityMention],
@@ -196,7 +220,8 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             continue
         s, e, cs, ce = value_clause(answer, m)
         terms = clause_terms(answer, cs, m.end, ce)
-        sig = best_named([sig for sig in sigs if fits(sig, m.value)], terms, min_score, rulebase=rulebase)
+        sig = best_named([sig for sig in sigs if fits(sig, m.value)], terms, min_score, rulebase=rulebase,
+                         glossed=clause_gloss(answer, cs, m.end, ce, rulebase))
         if sig is None:
             continue
         in_sentence = find_entities(answer[s:e], rulebase)
@@ -280,9 +305,10 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 # the relation's name must be said besides the two names ("Tier 1" does not say "city tier")
                 unnamed = blanked(answer, [(x.start + s, x.end + s) for x in (a, b)])
                 terms = clause_terms(unnamed, max(cs, s), hi, min(ce, e))
+                glossed = clause_gloss(unnamed, max(cs, s), hi, min(ce, e), rulebase)
                 # "Shanghai is a Tier 1 city": the types' only relation, said by "is"
                 copula = a.end <= b.start and bool(_COPULA_RE.match(answer[a.end + s:b.start + s]))
-                sig = best_named(sigs, terms, 0.5, said_by_syntax=copula)
+                sig = best_named(sigs, terms, 0.5, said_by_syntax=copula, glossed=glossed)
                 if sig is None or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))

@@ -64,10 +64,32 @@ def directed_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, ta
             if b.end + s > ce or negated(answer, b.start + s):
                 continue
             between = answer[a.end + s:b.start + s]
-            named = [sig for sig in sigs if any(_says_only(between, n) for n in _names(sig))]
-            if len(named) != 1 or (named[0].name, a.entity_id) in have:
+            subject, obj = a, b
+            named = [sig for sig in sigs if any(_says_only(between, n) or _says_before_copula(between, n)
+                                                for n in _names(sig))]
+            if not named and _CJK_COPULA_RE.match(between):
+                # "刘洋是陈伟的直属上级": the one whose name the relation's follows is the subject
+                after = answer[b.end + s:ce]
+                named = [sig for sig in sigs if any(_possessed(after, n) for n in _names(sig))]
+                subject, obj = b, a
+            if len(named) != 1 or (named[0].name, subject.entity_id) in have:
                 continue
-            have.add((named[0].name, a.entity_id))
-            out.append(vocabulary_claim(named[0].name, (a.entity_id, b.entity_id), answer, s, e,
+            have.add((named[0].name, subject.entity_id))
+            out.append(vocabulary_claim(named[0].name, (subject.entity_id, obj.entity_id), answer, s, e,
                                         cited_for((s, e), sents, answer, passages)))
     return out
+
+
+_CJK_COPULA_RE = re.compile(r"^\s*(?:是|为|即)\s*$")
+
+
+def _says_before_copula(between: str, name: str) -> bool:
+    """A Chinese name said of the first, then a copula, then words about the second: "陈伟的直属上级为财务总监刘洋"
+    (the title belongs to 刘洋, and says nothing of the relation)."""
+    return bool(re.search(r"[\u3400-\u9fff]", name)) and bool(
+        re.match(rf"^\s*的?\s*{re.escape(name)}\s*(?:是|为)[^，,；;。]*$", between))
+
+
+def _possessed(after: str, name: str) -> bool:
+    """Only "的" and a Chinese name stand after the second entity, up to its clause's end: "…是陈伟的直属上级"."""
+    return bool(re.search(r"[\u3400-\u9fff]", name)) and bool(re.match(rf"^\s*的?\s*{re.escape(name)}\s*[。.]?\s*$", after))

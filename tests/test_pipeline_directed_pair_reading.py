@@ -41,6 +41,18 @@ def test_the_first_named_is_the_subject_when_the_name_stands_between(rb):
     assert _read(rb, "Berlin is twinned with Paris.") == ["twinned_with(berlin, paris)"]
 
 
+def test_chinese_word_orders_a_title_after_the_copula_and_the_name_after_both(rb):
+    assert _read(rb, "陈伟的直属上级为财务总监刘洋。") == ["reports_to(chen, liu)"]
+    assert _read(rb, "陈伟的直属上级是苏州校区的刘洋。") == ["reports_to(chen, liu)"]
+    assert _read(rb, "刘洋是陈伟的直属上级。") == ["reports_to(chen, liu)"]
+    assert _read(rb, "陈伟是刘洋的直属上级，负责审批。") == ["reports_to(liu, chen)"]
+    for answer in ("刘洋是陈伟的同事。",                 # another word after the second name
+                   "刘洋是陈伟的直属上级的助理。",       # the name, then more
+                   "陈伟的直属上级为财务总监，刘洋负责审批。",   # the second name in another clause
+                   "陈伟的同事是刘洋。"):
+        assert _read(rb, answer) == [], answer
+
+
 def test_a_chain_reads_each_neighbouring_pair(rb):
     assert _read(rb, "Ann Lee reports to Bob Wu who reports to Cho Min.") == [
         "reports_to(ann, bob)", "reports_to(bob, cho)"]

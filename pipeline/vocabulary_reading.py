@@ -28,6 +28,8 @@ MIN_CLAUSE_SCORE = 0.66
 _BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|or|but|while|whereas)\s|所以|因此|而|但|或")
 _COLON_RE = re.compile(r"[:：]")
 # Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
+# Only 的 (or nothing) between a name and the name it qualifies: "一类城市上海", "K4 级的陈伟".
+_QUALIFIER_RE = re.compile(r"^\s*(?:级)?\s*的?\s*$")
 _COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|属于|为|即)\s*$", re.IGNORECASE)
 
 
@@ -283,7 +285,8 @@ def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
 def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
     """A relation between two entity types is claimed when one clause names an entity of each type and
     at least half of one of the relation's names, and no other relation of that type pair scores as
-    well; or when only a copula stands between them and the pair's types have that one relation. Same-typed
+    well; or when only a copula stands between them, or the object's name qualifies the subject's ("一类城市上海"),
+    and the pair's types have that one relation. Same-typed
     pairs (who reports to whom) are directed_pair_reading's: names alone do not give the direction. Never
     a pair the clause negates, nor one a pattern already read."""
     pairs = pair_signatures(rulebase)
@@ -306,9 +309,11 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 unnamed = blanked(answer, [(x.start + s, x.end + s) for x in (a, b)])
                 terms = clause_terms(unnamed, max(cs, s), hi, min(ce, e))
                 glossed = clause_gloss(unnamed, max(cs, s), hi, min(ce, e), rulebase)
-                # "Shanghai is a Tier 1 city": the types' only relation, said by "is"
+                # "Shanghai is a Tier 1 city": the types' only relation, said by "is"; "一类城市上海" (the object's name
+                # qualifying the subject's, nothing or 的 between): said by the order
                 copula = a.end <= b.start and bool(_COPULA_RE.match(answer[a.end + s:b.start + s]))
-                sig = best_named(sigs, terms, 0.5, said_by_syntax=copula, glossed=glossed)
+                qualified = b.end <= a.start and bool(_QUALIFIER_RE.match(answer[b.end + s:a.start + s]))
+                sig = best_named(sigs, terms, 0.5, said_by_syntax=copula or qualified, glossed=glossed)
                 if sig is None or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))

@@ -155,6 +155,15 @@ def test_a_copula_alone_says_the_types_only_relation(rb):
     assert _pairs(rb, "Paris is not a Tier 1 city.") == []
 
 
+def test_the_objects_name_qualifying_the_subjects_says_the_types_only_relation(rb):
+    assert _pairs(rb, "Tier 1 Paris 的酒店上限为 EUR 180。") == ["city_tier(paris, tier_1)"]
+    assert _pairs(rb, "Tier 2 的 Berlin 住宿标准更低。") == ["city_tier(berlin, tier_2)"]
+    assert _pairs(rb, "Tier 1 比 Paris 更贵。") == []          # a word between: no qualifying
+    assert _pairs(rb, "Paris Tier 1") == []                   # the subject first is no qualifier of it
+    # two products of one type are no pair; a type pair with two relations needs a name (list price, warranty…)
+    assert _pairs(rb, "AX-200 LX-500") == []
+
+
 def test_a_pair_a_pattern_already_read_is_not_read_again(rb):
     from symbolic import Claim, Fact
     taken = [Claim(Fact("city_tier", ("berlin", "tier_2")), "Berlin is a Tier 2 city", 0, 23)]

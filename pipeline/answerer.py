@@ -20,6 +20,7 @@ from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
 from pipeline.outcome import final_result
 from pipeline.question import parse_question
+from pipeline.relation_namer import RelationNamer, namer_for
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, validate_question
 
 if TYPE_CHECKING:
@@ -68,6 +69,9 @@ class AnswererConfig:
     # The model reads values the patterns and the question's focus leave unplaced into the rule vocabulary
     # (pipeline.claim_reading); None: as the model's profile says; off: such values stay value claims.
     lm_extraction: bool | None = None
+    # A question whose words name no relation asks the one its meaning is clearly closest to, by the retriever's
+    # sentence embedder (pipeline.relation_namer); off: such a question is answered from the passages alone.
+    relation_namer: bool = True
 
 
 @dataclass
@@ -216,7 +220,7 @@ class Answerer:
         """The claims every extractor reads from ``answer`` to ``question`` (patterns, the question's focus,
         the model), with no retrieval: what ``verirag eval --mode extraction`` measures."""
         rulebase = self.holder.current
-        focus = parse_question(validate_question(question), rulebase)
+        focus = parse_question(validate_question(question), rulebase, namer=self._namer())
         kb = self.kb_facts.get(self.retriever, rulebase) if rulebase is not None else None
         if kb is not None:      # as an answer's claims are read in ``ask``: the focus the KB's facts show
             focus = facts_focus(focus, rulebase, kb.facts, kb.implied)
@@ -239,7 +243,10 @@ class Answerer:
 
     def _gather(self, q: str, opts: AskOptions, rulebase: Any) -> QuestionContext:
         return gather(q, opts.top_k, self.retriever, rulebase, self.kb_facts, multi_hop=self.config.multi_hop,
-                      symbolic=self.config.symbolic_answers)
+                      symbolic=self.config.symbolic_answers, namer=self._namer())
+
+    def _namer(self) -> RelationNamer | None:
+        return namer_for(self.retriever) if self.config.relation_namer else None
 
     @staticmethod
     def _candidates(ctx: QuestionContext) -> list[Any]:

@@ -103,7 +103,7 @@ def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     if not described and not unnamed and not implied:
         return focus
     out = parse_question(focus.question, rulebase, described=[*described, *related], unnamed=unnamed,
-                         implied=implied)
+                         implied=implied, namer=focus.namer)
     # the relation that describes an entity is not what the question asks of it
     hops = {m.described_by for m in related}
     out.goals = [g for g in out.goals if g.relation not in hops]

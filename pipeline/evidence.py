@@ -20,6 +20,7 @@ from pipeline.periods import around, counted_per_other_period
 from pipeline.premise import PremiseCorrection, asked_beyond, disproved_premises
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, entity_label, find_entities, parse_question, relation_label, relation_score
+from pipeline.relation_namer import RelationNamer
 from pipeline.symbolic_answer import ProvenAnswer, prove, value_places
 
 # Passages per follow-up query, and the most follow-up queries per question.
@@ -134,11 +135,11 @@ def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any |
 
 
 def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_cache: KBFactCache | None, *,
-           multi_hop: bool = True, symbolic: bool = True) -> QuestionContext:
+           multi_hop: bool = True, symbolic: bool = True, namer: RelationNamer | None = None) -> QuestionContext:
     """Retrieval rounds, quarantine, focus, the proof and the question's disproved premises for one
-    question (no generation)."""
+    question (no generation). ``namer``: names the relation a question means where its words name none."""
     t0 = time.perf_counter()
-    focus = parse_question(question, rulebase)
+    focus = parse_question(question, rulebase, namer=namer)
     first, quarantined = _search(retriever, question, top_k)
     first.sort(key=_rank)
     ctx = QuestionContext(question, focus, first, quarantined)

@@ -3,12 +3,13 @@ relations it asks for with one open argument (the goals a symbolic answer proves
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import blanked, find_values, last_sentence, sentences
 from pipeline.glossary import best_translations, gloss
+from pipeline.relation_namer import RelationNamer
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
@@ -97,6 +98,7 @@ class QuestionFocus:
     terms: frozenset[str] = frozenset()
     # (relation, argument position) -> the one entity the KB's facts hold there (pipeline.kb_facts.implied_arguments)
     implied: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    namer: RelationNamer | None = field(default=None, repr=False, compare=False)   # the parse's relation namer
 
     @property
     def entity_ids(self) -> set[str]:
@@ -323,18 +325,20 @@ def pronoun_resolved(question: str, found: list[EntityMention]) -> list[EntityMe
 
 def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
                    described: Sequence[EntityMention] = (), types: frozenset[str] | None = None,
-                   unnamed: Sequence[EntityMention] = (), implied: Mapping[tuple[str, int], str] | None = None
-                   ) -> QuestionFocus:
+                   unnamed: Sequence[EntityMention] = (), implied: Mapping[tuple[str, int], str] | None = None,
+                   namer: RelationNamer | None = None) -> QuestionFocus:
     """The focus of ``question`` under ``rulebase`` (types and terms only when there is none). A goal
     needs every argument but the last bound by an entity the question names (or by the type's only
     entity, or one it ``described`` by a value: pipeline.described), a last argument whose type fits the
     question's answer type (or one of ``types``, when given), and at least ``min_score`` of one of the
     relation's names in the question. ``unnamed``: mentions that stand for another entity, not their own
     (the "Wang Yu" of "the person Wang Yu reports to"). ``implied``: arguments the facts leave no choice
-    in (pipeline.kb_facts.implied_arguments), bound where the question names no entity of their type."""
+    in (pipeline.kb_facts.implied_arguments), bound where the question names no entity of their type.
+    ``namer``: where no relation is named by its words (nor, for Chinese, through the glossary), the relation
+    the question means (pipeline.relation_namer), among those whose types and arguments fit."""
     types = answer_types(question) if types is None else types
     terms = frozenset(content_terms(question))
-    focus = QuestionFocus(question, types, terms=terms, implied=dict(implied or {}))
+    focus = QuestionFocus(question, types, terms=terms, implied=dict(implied or {}), namer=namer)
     if rulebase is None:
         return focus
     set_apart = {(u.start, u.end) for u in unnamed}
@@ -345,13 +349,13 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     currency = asked_currency(question)
     values = stated_values(question, focus.entities)
 
-    def named_goals(relation_terms: frozenset[str]) -> list[Goal]:
+    def named_goals(relation_terms: frozenset[str], least: float) -> list[Goal]:
         goals = []
         for sig in rulebase.relations.values():
             if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
                 continue
             score = relation_score(sig, relation_terms)
-            if score < min_score:
+            if score < least:
                 continue
             # one choice per argument: (the bound value, the question span it comes from, if a stated value)
             choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
@@ -380,15 +384,23 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
                 goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied_here), tuple(spans)))
         return goals
 
-    goals = named_goals(focus.relation_terms)
-    glossed = gloss(blanked(question, [(x.start, x.end) for x in focus.entities])) if not goals else None
+    goals = named_goals(focus.relation_terms, min_score)
+    unnamed_text = blanked(question, [(x.start, x.end) for x in focus.entities])
+    glossed = gloss(unnamed_text) if not goals else None
     if glossed:
         # a Chinese question that names no relation by the rules' own names, read in the glossary's English: of
         # the relations it then names, those that best translate it
-        goals = named_goals(focus.relation_terms | glossed.terms)
+        goals = named_goals(focus.relation_terms | glossed.terms, min_score)
         named = list({g.relation: rulebase.relations[g.relation] for g in goals}.values())
         best = {sig.name for sig in best_translations(named, relation_names, glossed, focus.relation_terms)}
         goals = [g for g in goals if g.relation in best]
+    if not goals and namer is not None and min_score > 0:
+        # none named by its words: the relation the question means, of those it could ask
+        fitting = named_goals(focus.relation_terms, 0.0)
+        meant = namer.closest(unnamed_text, list({g.relation: rulebase.relations[g.relation] for g in fitting}.values()),
+                              rulebase)
+        if meant is not None:
+            goals = [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name]
     # the best-named relations first; among equals, the ones whose arguments the question names itself
     focus.goals = sorted(goals, key=lambda g: (-g.score, len(g.implied), g.relation))
     return focus

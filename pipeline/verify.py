@@ -123,13 +123,15 @@ def verify_with(answerer: Any, question: str, answer: str, passages: Sequence[st
     symbolic = answerer.config.symbolic_answers
     if passages is not None:
         given = given_passages(passages)
-        ctx = gather(q, len(given), _Given(given), rulebase, None, multi_hop=False, symbolic=symbolic)
+        ctx = gather(q, len(given), _Given(given), rulebase, None, multi_hop=False, symbolic=symbolic,
+                     namer=answerer._namer())
         shown = given
     else:
         retriever, cache = answerer.retriever, answerer.kb_facts
         if scope:
             retriever, cache = ScopedRetriever(retriever, scope), _ScopedFacts(cache, retriever, scope)
-        ctx = gather(q, top_k, retriever, rulebase, cache, multi_hop=answerer.config.multi_hop, symbolic=symbolic)
+        ctx = gather(q, top_k, retriever, rulebase, cache, multi_hop=answerer.config.multi_hop, symbolic=symbolic,
+                     namer=answerer._namer())
         shown = answerer._candidates(ctx)
         text = _MARKER.sub("", text).strip() or text
     facts, values = evidence_for(shown, rulebase, ctx.kb)

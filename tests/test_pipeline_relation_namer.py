@@ -1,0 +1,89 @@
+"""Relations named by meaning: a question whose words name no relation asks the one the sentence embedder finds
+clearly closest, among those it could ask; unclear, Chinese or unrelated questions name none."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.question import parse_question
+from pipeline.relation_namer import RelationNamer, namer_for
+from pipeline_fakes import rulebase_of
+
+RULES = """
+entity product ax_200 "AX-200"
+entity software fleet_manager "NW Fleet Manager"
+relation licence_fee(s: software, x: money[EUR]) "licence fee per robot per year"
+relation list_price(p: product, x: money[EUR]) "list price"
+relation battery_runtime(p: product, d: duration[hour]) "runtime per charge"
+relation warranty_period(p: product, d: duration[month]) "robot warranty"
+"""
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
+
+
+class TableEmbedder:
+    """Vectors from a table of axes: a text points along every axis whose key word it contains."""
+    axes = ["licence", "price", "runtime", "warranty"]
+
+    def __init__(self):
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        rows = np.array([[1.0 if a in t.lower() else 0.0 for a in self.axes] + [0.3] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_closest_relation_must_be_close_and_clearly_ahead(rb):
+    namer = RelationNamer(TableEmbedder().embed)
+    sigs = list(rb.relations.values())
+    assert namer.closest("what does the licence come to", sigs, rb)[0].name == "licence_fee"
+    assert namer.closest("what is the weather", sigs, rb) is None                 # close to nothing
+    assert namer.closest("licence or price?", sigs, rb) is None                   # two equally close
+    assert namer.closest("软件许可费是多少", sigs, rb) is None                      # English-only embedder
+    # only the candidates given compete
+    assert namer.closest("what does the licence come to", [rb.relations["list_price"]], rb) is None
+
+
+def test_name_vectors_are_computed_once_per_rule_base(rb):
+    embedder = TableEmbedder()
+    namer = RelationNamer(embedder.embed)
+    sigs = list(rb.relations.values())
+    namer.closest("licence", sigs, rb)
+    namer.closest("price", sigs, rb)
+    assert embedder.calls == 3       # the names once, then one call per text
+
+
+def test_a_retriever_without_a_meaningful_embedder_has_no_namer():
+    class Hashing:
+        spec = "hashing:64"
+
+        def embed(self, texts):
+            return np.zeros((len(texts), 64), dtype=np.float32)
+
+    class R:
+        embedder = Hashing()
+    assert namer_for(object()) is None and namer_for(R()) is None
+
+
+@pytest.fixture(scope="module")
+def minilm_namer():
+    from retrieval.embedder import get_embedder
+    return RelationNamer(get_embedder("default").embed)
+
+
+def test_a_question_asks_the_relation_it_means_with_the_default_embedder(rb, minilm_namer):
+    focus = parse_question("How much does an NW Fleet Manager licence cost?", rb, namer=minilm_namer)
+    assert [(g.relation, g.args) for g in focus.goals] == [("licence_fee", ("fleet_manager",))]
+    focus = parse_question("How long does the AX-200 run on one battery charge?", rb, namer=minilm_namer)
+    assert [(g.relation, g.args) for g in focus.goals] == [("battery_runtime", ("ax_200",))]
+    # its words name nothing, and without a namer it asks nothing
+    assert parse_question("How much does an NW Fleet Manager licence cost?", rb).goals == []
+    # a question about something the rules do not know names no relation
+    assert parse_question("Who designed the AX-200's logo?", rb, namer=minilm_namer).goals == []
+    # a relation whose types do not fit the question never competes: money is asked, a runtime is no answer
+    goals = parse_question("How much does one battery charge of the AX-200 cost?", rb, namer=minilm_namer).goals
+    assert "battery_runtime" not in [g.relation for g in goals]

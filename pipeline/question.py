@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import blanked, find_values, last_sentence, sentences
@@ -344,66 +344,79 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     set_apart = {(u.start, u.end) for u in unnamed}
     found = pronoun_resolved(question, [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart])
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
-    by_type = focus.ids_by_type
-    only_entity = sole_entities(rulebase)
-    currency = asked_currency(question)
     values = stated_values(question, focus.entities)
 
     def named_goals(relation_terms: frozenset[str], least: float) -> list[Goal]:
-        goals = []
-        for sig in rulebase.relations.values():
-            if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
-                continue
-            score = relation_score(sig, relation_terms)
-            if score < least:
-                continue
-            # one choice per argument: (the bound value, the question span it comes from, if a stated value)
-            choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
-            implied_here: list[int] = []
-            for i, p in enumerate(sig.params[:-1]):
-                named: list[tuple[Any, tuple[int, int] | None]] = [(eid, None) for eid in by_type.get(p.type, [])]
-                if p.type in VALUE_TYPES:   # a count, distance or period the question gives ("for 4 nights")
-                    named = [(v, (s, e)) for v, s, e in values if param_fits(p, v)]
-                if named:
-                    choices.append(named)
-                elif only_entity.get(p.type):
-                    choices.append([(only_entity[p.type], None)])
-                    implied_here.append(i)
-                elif implied and (sig.name, i) in implied:
-                    choices.append([(implied[(sig.name, i)], None)])
-                    implied_here.append(i)
-                else:
-                    choices = []
-                    break
-            if not choices:
-                continue
-            for picked in _product(choices):
-                spans = [span for _a, span in picked if span is not None]
-                if len(set(spans)) < len(spans):
-                    continue   # one stated value binds one argument
-                goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied_here), tuple(spans)))
-        return goals
+        return _named_goals(rulebase, focus, types, values, implied or {}, relation_terms, least)
 
     goals = named_goals(focus.relation_terms, min_score)
-    unnamed_text = blanked(question, [(x.start, x.end) for x in focus.entities])
-    glossed = gloss(unnamed_text) if not goals else None
-    if glossed:
-        # a Chinese question that names no relation by the rules' own names, read in the glossary's English: of
-        # the relations it then names, those that best translate it
-        goals = named_goals(focus.relation_terms | glossed.terms, min_score)
-        named = list({g.relation: rulebase.relations[g.relation] for g in goals}.values())
-        best = {sig.name for sig in best_translations(named, relation_names, glossed, focus.relation_terms)}
-        goals = [g for g in goals if g.relation in best]
-    if not goals and namer is not None and min_score > 0:
-        # none named by its words: the relation the question means, of those it could ask
-        fitting = named_goals(focus.relation_terms, 0.0)
-        meant = namer.closest(unnamed_text, list({g.relation: rulebase.relations[g.relation] for g in fitting}.values()),
-                              rulebase)
-        if meant is not None:
-            goals = [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name]
+    if not goals:
+        goals = _meant_goals(focus, rulebase, named_goals, min_score, namer)
     # the best-named relations first; among equals, the ones whose arguments the question names itself
     focus.goals = sorted(goals, key=lambda g: (-g.score, len(g.implied), g.relation))
     return focus
+
+
+def _named_goals(rulebase: Any, focus: QuestionFocus, types: frozenset[str], values: list[tuple[Any, int, int]],
+                 implied: Mapping[tuple[str, int], str], relation_terms: frozenset[str], least: float) -> list[Goal]:
+    """The goals of every relation whose answer type and currency fit, whose name ``relation_terms`` say by
+    ``least`` at least, and whose arguments but the last are bound (parse_question)."""
+    by_type = focus.ids_by_type
+    only_entity = sole_entities(rulebase)
+    currency = asked_currency(focus.question)
+    goals = []
+    for sig in rulebase.relations.values():
+        if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
+            continue
+        score = relation_score(sig, relation_terms)
+        if score < least:
+            continue
+        # one choice per argument: (the bound value, the question span it comes from, if a stated value)
+        choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
+        implied_here: list[int] = []
+        for i, p in enumerate(sig.params[:-1]):
+            named: list[tuple[Any, tuple[int, int] | None]] = [(eid, None) for eid in by_type.get(p.type, [])]
+            if p.type in VALUE_TYPES:   # a count, distance or period the question gives ("for 4 nights")
+                named = [(v, (s, e)) for v, s, e in values if param_fits(p, v)]
+            if named:
+                choices.append(named)
+            elif only_entity.get(p.type):
+                choices.append([(only_entity[p.type], None)])
+                implied_here.append(i)
+            elif (sig.name, i) in implied:
+                choices.append([(implied[(sig.name, i)], None)])
+                implied_here.append(i)
+            else:
+                choices = []
+                break
+        if not choices:
+            continue
+        for picked in _product(choices):
+            spans = [span for _a, span in picked if span is not None]
+            if len(set(spans)) < len(spans):
+                continue   # one stated value binds one argument
+            goals.append(Goal(sig.name, tuple(a for a, _span in picked), score, tuple(implied_here), tuple(spans)))
+    return goals
+
+
+def _meant_goals(focus: QuestionFocus, rulebase: Any, named_goals: Callable[[frozenset[str], float], list[Goal]],
+                 min_score: float, namer: RelationNamer | None) -> list[Goal]:
+    """The goals of a question whose words name no relation: a Chinese one read in the glossary's English (of
+    the relations it then names, those that best translate it), an English one by the ``namer`` (the relation
+    it means, of those it could ask)."""
+    unnamed_text = blanked(focus.question, [(x.start, x.end) for x in focus.entities])
+    glossed = gloss(unnamed_text)
+    if glossed:
+        goals = named_goals(focus.relation_terms | glossed.terms, min_score)
+        named = list({g.relation: rulebase.relations[g.relation] for g in goals}.values())
+        best = {sig.name for sig in best_translations(named, relation_names, glossed, focus.relation_terms)}
+        return [g for g in goals if g.relation in best]
+    if namer is None or min_score <= 0:
+        return []
+    fitting = named_goals(focus.relation_terms, 0.0)
+    meant = namer.closest(unnamed_text, list({g.relation: rulebase.relations[g.relation] for g in fitting}.values()),
+                          rulebase)
+    return [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name] if meant else []
 
 
 def _product(choices: list[list[Any]]) -> list[list[Any]]:

@@ -241,6 +241,13 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
             prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
             facts.append(dataclasses.replace(fact, provenance=prov))
+        # a datasheet's property rows, where no pattern read the relation of the document's subject already
+        from pipeline.property_rows import property_row_facts   # it reads with this module's readers
+        read = {(f.relation, f.args[:-1]) for f in facts if f.provenance.doc_id == p.doc_id}
+        for fact, s, e in property_row_facts(p, rulebase):
+            if (fact.relation, fact.args[:-1]) not in read:
+                prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
+                facts.append(dataclasses.replace(fact, provenance=prov))
         sents, paragraphs = sentences(p.text), blocks(p.text)
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,

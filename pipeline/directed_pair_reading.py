@@ -15,6 +15,7 @@ from symbolic.model import VALUE_TYPES
 
 # Characters that tie a Chinese name to its predicate without saying anything ("A 的直属上级是 B").
 _CJK_FUNCTION = frozenset("的是为即")
+_CJK_RE = re.compile(r"[\u3400-\u9fff]")
 
 
 def _names(sig: Any) -> list[str]:
@@ -26,12 +27,12 @@ def _says_only(between: str, name: str) -> bool:
     ("reports directly to"): "A's report is reviewed by B" holds "report" but says another thing."""
     rest = between
     for word in content_terms(name):
-        if re.search(r"[\u3400-\u9fff]", word):
+        if _CJK_RE.search(word):
             continue                    # Chinese: the name is removed as a whole below
         rest, n = re.subn(rf"\b{re.escape(word)}\w*", " ", rest, flags=re.IGNORECASE)
         if n == 0:
             return False
-    if re.search(r"[\u3400-\u9fff]", name):
+    if _CJK_RE.search(name):
         if name not in rest:
             return False
         rest = rest.replace(name, " ")
@@ -86,10 +87,10 @@ _CJK_COPULA_RE = re.compile(r"^\s*(?:是|为|即)\s*$")
 def _says_before_copula(between: str, name: str) -> bool:
     """A Chinese name said of the first, then a copula, then words about the second: "陈伟的直属上级为财务总监刘洋"
     (the title belongs to 刘洋, and says nothing of the relation)."""
-    return bool(re.search(r"[\u3400-\u9fff]", name)) and bool(
+    return bool(_CJK_RE.search(name)) and bool(
         re.match(rf"^\s*的?\s*{re.escape(name)}\s*(?:是|为)[^，,；;。]*$", between))
 
 
 def _possessed(after: str, name: str) -> bool:
     """Only "的" and a Chinese name stand after the second entity, up to its clause's end: "…是陈伟的直属上级"."""
-    return bool(re.search(r"[\u3400-\u9fff]", name)) and bool(re.match(rf"^\s*的?\s*{re.escape(name)}\s*[。.]?\s*$", after))
+    return bool(_CJK_RE.search(name)) and bool(re.match(rf"^\s*的?\s*{re.escape(name)}\s*[。.]?\s*$", after))

@@ -231,6 +231,7 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
     """Facts and values stated by the retrieved passages, with provenance (doc id, span in the
     document, superseded, effective date, authority: what rules can match with `from ?doc`); facts from
     superseded documents get a lower certainty factor."""
+    from pipeline.property_rows import property_row_facts   # here: it reads with this module's readers
     facts: list[Fact] = []
     values: list[EvidenceValue] = []
     for p in passages:
@@ -242,7 +243,6 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
             prov = _provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
             facts.append(dataclasses.replace(fact, provenance=prov))
         # a datasheet's property rows, where no pattern read the relation of the document's subject already
-        from pipeline.property_rows import property_row_facts   # it reads with this module's readers
         read = {(f.relation, f.args[:-1]) for f in facts if f.provenance.doc_id == p.doc_id}
         for fact, s, e in property_row_facts(p, rulebase):
             if (fact.relation, fact.args[:-1]) not in read:

@@ -86,11 +86,6 @@ def gloss(text: str) -> Gloss:
     return Gloss(tuple(glossary()[m.group()] for m in words.finditer(text)))
 
 
-def glossed_terms(text: str) -> frozenset[str]:
-    """The English terms the glossary's Chinese words in ``text`` say."""
-    return gloss(text).terms
-
-
 def translation_fit(names: Iterable[str], glossed: Gloss, terms: frozenset[str]) -> float:
     """How well one of a relation's ``names`` translates a Chinese text: the harmonic mean of the share of the
     name's words ``terms`` (the text's, with ``glossed``'s English) say and the share of the text's Chinese

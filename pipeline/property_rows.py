@@ -26,9 +26,9 @@ def document_subject(passage: Any, rulebase: Any) -> Any | None:
     return rulebase.entities.get(next(iter(ids))) if len(ids) == 1 else None
 
 
-def _rows(text: str) -> Iterator[tuple[int, str, str, int, int]]:
-    """(line start, label cell, value cell, value start, value end) of each two-cell table row that is no
-    header (the line before a |---| separator)."""
+def _rows(text: str) -> Iterator[tuple[int, str, str, int]]:
+    """(line start, label cell, value cell, value cell's end) of each two-cell table row that is no header (the
+    line before a |---| separator)."""
     lines = text.splitlines(keepends=True)
     pos = 0
     for i, line in enumerate(lines):
@@ -40,8 +40,8 @@ def _rows(text: str) -> Iterator[tuple[int, str, str, int, int]]:
         if len(cells) != 2:
             continue
         label, value = cells
-        offset = start + line.index("|") + 1 + len(cells[0]) + 1
-        yield start, label.strip(), value, offset, offset + len(value)
+        value_start = start + line.index("|") + 1 + len(label) + 1
+        yield start, label.strip(), value, value_start + len(value)
 
 
 def property_row_facts(passage: Any, rulebase: Any) -> list[tuple[Fact, int, int]]:
@@ -55,7 +55,7 @@ def property_row_facts(passage: Any, rulebase: Any) -> list[tuple[Fact, int, int
             and sig.params[1].type in VALUE_TYPES]
     out: list[tuple[Fact, int, int]] = []
     text = passage.text
-    for line_start, label, value_cell, vs, ve in _rows(text):
+    for line_start, label, value_cell, value_end in _rows(text):
         values = find_values(value_cell)
         if len(values) != 1 or not label or find_entities(label, rulebase):
             continue                  # several values, or a row about another entity: not one property
@@ -63,5 +63,5 @@ def property_row_facts(passage: Any, rulebase: Any) -> list[tuple[Fact, int, int
         sig = best_named([s for s in sigs if fits(s, value)], frozenset(content_terms(label)), MIN_CLAUSE_SCORE,
                          rulebase=rulebase)
         if sig is not None:
-            out.append((Fact(sig.name, (subject.id, value), PROPERTY_ROW_CF), line_start, ve))
+            out.append((Fact(sig.name, (subject.id, value), PROPERTY_ROW_CF), line_start, value_end))
     return out

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import blanked, find_values, last_sentence, sentences
 from pipeline.glossary import best_translations, gloss
-from pipeline.relation_namer import RelationNamer
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
 from symbolic.values import Money, Quantity, value_type
+
+if TYPE_CHECKING:      # relation_namer reads relations' names with this module's relation_names
+    from pipeline.relation_namer import RelationNamer
 
 # Answer types: the value kinds of symbolic.values, plus what a question can ask that is not a value.
 VALUE_ANSWER_TYPES = ("duration", "money", "quantity", "percent", "date", "number")

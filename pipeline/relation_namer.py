@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from pipeline.context import CJK_RUN_RE
+from pipeline.question import relation_names
 
 # Cosine similarity of all-MiniLM-L6-v2 sentence vectors, chosen on the shipped and tuning sets' questions that
 # name no relation: the relation they ask scores 0.65-0.85 and leads by 0.1 or more; the unanswerable
@@ -66,8 +67,7 @@ class RelationNamer:
 
 
 def _english_names(sig: Any) -> list[str]:
-    return [n for n in dict.fromkeys((sig.label, *sig.aliases, sig.name.replace("_", " ")))
-            if n and not CJK_RUN_RE.search(n)]
+    return [n for n in dict.fromkeys(relation_names(sig)) if not CJK_RUN_RE.search(n)]
 
 
 _NAMERS: weakref.WeakKeyDictionary[Any, RelationNamer] = weakref.WeakKeyDictionary()

@@ -8,7 +8,7 @@ import weakref
 from typing import Any, Sequence
 
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
-from pipeline.context import content_terms
+from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
 from pipeline.glossary import Gloss, best_translations, gloss
 from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_names
@@ -27,9 +27,9 @@ MIN_CLAUSE_SCORE = 0.66
 # but not of a value after it ("battery warranty: 12 months").
 _BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|or|but|while|whereas)\s|所以|因此|而|但|或")
 _COLON_RE = re.compile(r"[:：]")
-# Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
 # Only 的 (or nothing) between a name and the name it qualifies: "一类城市上海", "K4 级的陈伟".
 _QUALIFIER_RE = re.compile(r"^\s*(?:级)?\s*的?\s*$")
+# Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
 _COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|属于|为|即)\s*$", re.IGNORECASE)
 
 
@@ -170,6 +170,8 @@ def clause_gloss(answer: str, s: int, end: int, e: int, rulebase: Any) -> Gloss:
     """The Chinese words of clause_text in English (pipeline.glossary), its entities' names left out: "博士研究生"
     names the doctoral student, not the "postgraduate" of a relation's name."""
     text = clause_text(answer, s, end, e)
+    if not CJK_RUN_RE.search(text):     # English says its own words: no entity search on every value's clause
+        return Gloss()
     return gloss(blanked(text, [(x.start, x.end) for x in find_entities(text, rulebase)]))
 
 

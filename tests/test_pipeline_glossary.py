@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.glossary import GlossaryError, glossary, glossed_terms, parse_glossary
+from pipeline.glossary import GlossaryError, gloss, glossary, parse_glossary
 from pipeline.question import parse_question
 from pipeline_fakes import facts_read, rulebase_of
 
@@ -40,9 +40,9 @@ def test_a_glossary_line_is_a_chinese_word_a_tab_and_english_words():
 def test_the_shipped_glossary_loads_and_reads_the_longest_word_at_each_place():
     g = glossary()
     assert len(g) >= 300 and all(terms for terms in g.values())
-    assert {"hotel", "night", "limit"} <= glossed_terms("每晚酒店住宿上限")
-    assert "minimum" in glossed_terms("最低") and "maximum" not in glossed_terms("最低")
-    assert glossed_terms("The hotel limit is EUR 140.") == frozenset()      # English text says its own words
+    assert {"hotel", "night", "limit"} <= gloss("每晚酒店住宿上限").terms
+    assert "minimum" in gloss("最低").terms and "maximum" not in gloss("最低").terms
+    assert gloss("The hotel limit is EUR 140.").terms == frozenset()      # English text says its own words
 
 
 def test_a_chinese_question_names_a_relation_named_in_english_only(rb):

@@ -20,6 +20,7 @@ from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
 from pipeline.outcome import final_result
 from pipeline.question import parse_question
+from pipeline.quoted_answer import quoted_attempt
 from pipeline.relation_namer import RelationNamer, namer_for
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, validate_question
 
@@ -72,6 +73,10 @@ class AnswererConfig:
     # A question whose words name no relation asks the one its meaning is clearly closest to, by the retriever's
     # sentence embedder (pipeline.relation_namer); off: such a question is answered from the passages alone.
     relation_namer: bool = True
+    # Where no draft verifies and the rules prove nothing, a source sentence stating a value of the asked kind
+    # in the question's words is quoted, checked like a draft (pipeline.quoted_answer); off: withheld instead.
+    # Never under the flag policy, whose user asked to see the model's own draft.
+    quote_answers: bool = True
 
 
 @dataclass
@@ -204,12 +209,26 @@ class Answerer:
                 break
             if ctx.proof is not None or ctx.corrections or ctx.breaches:
                 break          # the proof answers; another draft cannot do better than the proof
-            followup = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
-
+            retry: list[dict] = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
+            if retry == followup and not opts.temperature:
+                break          # the same draft and feedback again: greedy decoding would repeat them once more
+            followup = retry
+        assert prompt is not None  # max_attempts >= 1: the loop ran
+        if status in (None, "abstained") and self.config.quote_answers and opts.policy != "flag" \
+                and not (ctx.proof is not None or ctx.corrections or ctx.breaches):
+            shown = prompt
+            quoted = quoted_attempt(q, ctx.focus, shown.passages, rulebase, lambda text: check_answer(
+                q, text, shown.passages, facts, values, ctx, rulebase, verifier,
+                lambda t: self._read(t, shown.passages, shown.messages, ctx.focus, rulebase),
+                require_claim=self.config.require_claim))
+            if quoted is not None:
+                attempts.append(quoted)
+                yield {"type": "attempt", "attempt": len(attempts) - 1, "answer": quoted.answer, "ok": True,
+                       "abstained": False, "feedback": None}
+                status = "verified"
         for a in attempts:
             for stage, spent in a.timings_ms.items():
                 timings[stage] = round(timings[stage] + spent, 3)
-        assert prompt is not None  # max_attempts >= 1: the loop ran
         result = final_result(q, opts, status, attempts, prompt, timings, ctx, rulebase, verifier)
         result.timings_ms["total"] = ms(time.perf_counter() - t_start)
         if stream and result.answer != gen["text"].strip():

@@ -37,6 +37,12 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
         if last.cited_by_verifier:
             result.reason += (f"; the model cited no source: {', '.join(f'[{n}]' for n in last.cited_by_verifier)} "
                               f"added by the verifier, which found each value there")
+        if last.quoted is not None:
+            drafts = attempts[:-1]
+            said = ("the model said the documents do not say" if drafts and drafts[-1].abstained
+                    else f"no draft of the model's verified ({len(drafts)} tried)")
+            result.reason = (f"{said}; the answer quotes the sentence of source [{last.quoted}] that states a "
+                             f"value of the kind asked in the question's words; {result.reason}")
         if ctx.proof is not None:
             result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
         return result

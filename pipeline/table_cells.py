@@ -23,6 +23,11 @@ def _is_row(line: str) -> bool:
     return "|" in line and not is_separator(line)
 
 
+def row_cells(line: str) -> list[str]:
+    """The cells of a table row line, stripped; [] for a line that is no row."""
+    return _cells(line) if _is_row(line) else []
+
+
 def _cells(line: str) -> list[str]:
     inner = line.strip()
     inner = inner[1:] if inner.startswith("|") else inner

@@ -30,10 +30,10 @@ def rulebase(tmp_path_factory):
 
 
 def make(rulebase, answers, passages=PASSAGES, **config):
-    """The loop under test; symbolic answers and model extraction off unless asked for, so the drafts
-    decide the outcome and the generator is called for drafts only."""
+    """The loop under test; symbolic answers, quoted answers and model extraction off unless asked for, so the
+    drafts decide the outcome and the generator is called for drafts only."""
     gen = ScriptedGenerator(answers)
-    config = {"symbolic_answers": False, "lm_extraction": False, **config}
+    config = {"symbolic_answers": False, "lm_extraction": False, "quote_answers": False, **config}
     return Answerer(gen, FixedRetriever(passages), rulebase, AnswererConfig(**config)), gen
 
 
@@ -66,7 +66,7 @@ def test_regenerated_then_verified_with_specific_feedback(rulebase):
 
 def test_rule_violation_is_withheld_with_rule_id_after_attempts(rulebase):
     a, gen = make(rulebase, [VIOLATING] * 3)
-    r = a.ask("How much annual leave?", AskOptions(policy="regenerate", max_attempts=3))
+    r = a.ask("How much annual leave?", AskOptions(policy="regenerate", max_attempts=3, temperature=0.7))
     # the default: a draft still failing after every attempt is not handed out as the answer
     assert r.status == "abstained" and r.answer == ABSTAIN_SENTINEL and r.claims == [] and r.citations == []
     assert len(r.attempts) == 3 and len(gen.calls) == 3

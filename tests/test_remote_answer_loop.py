@@ -33,8 +33,8 @@ GOOD = "Full-time employees get 25 days of annual leave [1]."
 WRONG = "Full-time employees get 28 days of annual leave [1]."
 VIOLATING = "Full-time employees get 45 days of annual leave [1]."
 QUESTION = "How much annual leave do full-time employees get?"
-# the symbolic answer and model extraction off, so the drafts alone decide, as in test_pipeline_loop
-CONFIG = {"symbolic_answers": False, "lm_extraction": False}
+# the symbolic answer, quoted answers and model extraction off, so the drafts alone decide, as in test_pipeline_loop
+CONFIG = {"symbolic_answers": False, "lm_extraction": False, "quote_answers": False}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def _summary(result) -> tuple:
 
 
 @pytest.mark.parametrize("script, status", [([GOOD], "verified"), ([WRONG, GOOD], "regenerated"),
-                                            ([VIOLATING] * 3, "abstained")])
+                                            ([VIOLATING, WRONG, VIOLATING], "abstained")])
 def test_the_same_statuses_as_a_local_generator(rulebase, script, status) -> None:
     local = Answerer(ScriptedGenerator(list(script)), FixedRetriever(PASSAGES), rulebase, AnswererConfig(**CONFIG))
     expected = local.ask(QUESTION)

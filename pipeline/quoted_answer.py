@@ -1,0 +1,173 @@
+"""Quoted answers: where no draft verifies (the model said the documents do not say, or every draft failed)
+and the rules prove nothing, the source sentence that states a value of the kind the question asks, in the
+question's own words, is quoted with its citation. A quote is checked like any draft, so one that does not
+answer is never delivered."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from pipeline.answer_check import TOPIC_SHARE, topic_terms
+from pipeline.context import content_terms, found_in
+from pipeline.extraction import find_values, sentences
+from pipeline.prompts import is_chinese
+from pipeline.question import QuestionFocus, asks_two, find_entities
+from pipeline.table_cells import column_at, is_separator, row_cells
+from pipeline.symbolic_answer import states_a_value
+from pipeline.types import Attempt
+from symbolic.values import value_type
+
+# The answer types a sentence can state as a value; a question asking yes/no, a person or an entity is
+# answered by what a sentence says, not by a value in it, and is not quoted.
+_VALUE_TYPES = frozenset({"duration", "money", "quantity", "percent", "date", "number"})
+_NOT_QUOTED = frozenset({"yesno", "person", "entity"})
+# A quote is one sentence a reader takes in at a glance; a longer one is a paragraph with more in it than
+# was asked.
+MAX_QUOTE_CHARS = 280
+# Quotes tried per question: the best only. A lesser one shares fewer of the rare words of the question, and
+# the answer check (half its topic words) cannot tell it from an answer.
+MAX_QUOTES = 1
+# A quoted sentence states at most this many values of the asked kind: more is a list, and the question
+# asked for one of them.
+MAX_ASKED_VALUES = 2
+# The share of the question's topic terms, each weighted by its rarity among the statements shown, a quote
+# must use: a sentence sharing only the common words ("allowance", "per month") of a question whose rare word
+# ("parental") no source says answers another question. Below the worded share for English, as a paraphrase
+# ("keep": "kept") weighs like a word no source says; Chinese terms are character pairs, many spanning words.
+WEIGHTED_NEED = {"en": 0.45, "zh": 0.25}
+# A heading's or list item's own numbering ("4. Dead on arrival", "三、保养周期", "- 人工费"): not its words.
+_NUMBERING = re.compile(r"^\s*(?:[-*•]\s+|\(?\d+(?:\.\d+)*[.)、]?\s+|[一二三四五六七八九十]+[、.]\s*)")
+
+
+@dataclass(frozen=True)
+class Quote:
+    text: str          # the answer as delivered: "<heading>: <sentence> [n]"
+    source: int        # n of the cited prompt source
+    sentence: str      # what is quoted: a sentence of the source (its lines joined), or a table row read out
+    share: float       # the share of the question's topic terms the quote uses, each weighted by its rarity
+
+
+# "Which version does it need, and how long is it supported?": a second question joined by "and".
+_SECOND_ASK = re.compile(r",?\s+and\s+(?:how|what|which|when|where|who|whom|is|are|does|do|can|may|must)\b", re.IGNORECASE)
+# A total is computed from what sources state per item or per period; no sentence states it.
+_TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b|总共|一共|合计|总计|共计|总额", re.IGNORECASE)
+
+
+def quotable(question: str, focus: QuestionFocus) -> bool:
+    """A question a single source sentence can answer: it asks for a value of one kind, asks one thing, and
+    states no value of its own (a question with "a 3-day trip" or "10 months ago" computes from the source,
+    so the source's sentence is not yet its answer)."""
+    wanted = focus.answer_types
+    return bool(wanted & _VALUE_TYPES) and not wanted & _NOT_QUOTED and not asks_two(question) \
+        and not _SECOND_ASK.search(question) and not _TOTAL.search(question) and not states_a_value(question, focus)
+
+
+def about_another(focus: QuestionFocus, text: str, rulebase: Any | None) -> bool:
+    """Whether ``text`` names entities of a type the question names, but none the question names: "up to 3
+    days per week" of the Berlin policy is no answer about the Shenzhen office, nor the PhD row of a stipend
+    table one about master's students."""
+    asked = focus.ids_by_type
+    if rulebase is None or not asked:
+        return False
+    named: dict[str, set[str]] = {}
+    for e in find_entities(text, rulebase):
+        named.setdefault(e.type, set()).add(e.entity_id)
+    return any(named.get(t) and not named[t] & set(ids) for t, ids in asked.items())
+
+
+def _whole(passage: Any) -> str:
+    """A passage's title, headings and text: where it says whom it is about."""
+    return " ".join([getattr(passage, "title", None) or "", *(getattr(passage, "heading_path", None) or []),
+                     passage.text])
+
+
+def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None = None) -> list[Quote]:
+    """The sentences of ``passages`` (numbered [1].. as the prompt shows them) that could answer ``question``,
+    best first: each states a value of the asked kind and uses at least the share of the question's topic
+    terms a worded answer must use, counted and weighted by rarity among the statements shown (its section
+    heading counts with it, and leads the quote where it adds terms the sentence lacks)."""
+    if not quotable(question, focus):
+        return []
+    topics = topic_terms(question, focus)
+    if len(topics) < 2:      # one topic word cannot tell the sentences of a passage apart
+        return []
+    chinese = is_chinese(question)
+    lang = "zh" if chinese else "en"
+    need = TOPIC_SHARE[lang][0]
+    wanted = focus.answer_types & _VALUE_TYPES
+    found: list[tuple[tuple, Quote]] = []
+    shown = [(n, at, sentence, _heading(passage)) for n, passage in enumerate(passages, 1)
+             if not about_another(focus, _whole(passage), rulebase) for at, sentence in statements(passage)
+             if len(sentence) <= MAX_QUOTE_CHARS and is_chinese(sentence) == chinese]
+    terms = [content_terms(sentence) | content_terms(heading) for _, _, sentence, heading in shown]
+    # A topic term few statements use tells them apart ("raw" of "raw robot telemetry"): it weighs more.
+    weight = {t: math.log(1 + len(shown) / (1 + sum(bool(found_in({t}, ts)) for ts in terms))) for t in topics}
+    for (n, at, sentence, heading), with_heading in zip(shown, terms):
+        asked = [v for v, *_ in find_values(sentence) if _kind_of(v) & wanted]
+        if not 0 < len(asked) <= MAX_ASKED_VALUES or about_another(focus, f"{heading} {sentence}", rulebase):
+            continue
+        own = found_in(topics, content_terms(sentence))
+        used = found_in(topics, with_heading)
+        share = len(used) / len(topics)
+        weighted = sum(weight[t] for t in used) / sum(weight.values())
+        if share < need or weighted < WEIGHTED_NEED[lang] or not own:
+            continue
+        lead = f"{heading}{'：' if chinese else ': '}" if heading and used - own else ""
+        found.append(((-weighted, -len(own), n, at), Quote(f"{lead}{sentence} [{n}]", n, sentence, weighted)))
+    found.sort(key=lambda x: x[0])
+    out: list[Quote] = []
+    for _, q in found:
+        if q.sentence not in {o.sentence for o in out}:
+            out.append(q)
+    return out[:MAX_QUOTES]
+
+
+def statements(passage: Any) -> Iterator[tuple[int, str]]:
+    """What a passage states, one statement at a time, with its offset: each prose sentence (its list marker
+    dropped, its lines joined), and each table body row read out with its column headers ("Application
+    documents of rejected candidates: Retention period 6 months; Starts at date of the rejection")."""
+    text = passage.text
+    for s, e in sentences(text):
+        line = text[s:e].strip()
+        if not line or "|" in line or line.startswith("#"):
+            continue
+        yield s, _NUMBERING.sub("", " ".join(line.split())).rstrip(";；,，")
+    at = 0
+    for line in text.split("\n"):
+        cells = row_cells(line)
+        column = column_at(text, at + line.index("|", line.index("|") + 1) + 1, getattr(passage, "context_prefix", None)) \
+            if len(cells) > 1 and not is_separator(line) else None
+        if column is not None and len(column.headers) == len(cells) and cells[0]:
+            # a two-column table's one header ("Value") says nothing its row label does not
+            pairs = [c if len(cells) == 2 else f"{h} {c}" for h, c in zip(column.headers[1:], cells[1:]) if c]
+            colon, semicolon = ("：", "；") if is_chinese(line) else (": ", "; ")
+            yield at, f"{cells[0]}{colon}{semicolon.join(pairs)}"
+        at += len(line) + 1
+
+
+def _heading(passage: Any) -> str:
+    path = getattr(passage, "heading_path", None)
+    return _NUMBERING.sub("", path[-1]) if path else ""
+
+
+def _kind_of(value: Any) -> set[str]:
+    kind = value_type(value)
+    return {kind, "number"} if kind == "quantity" else {kind}
+
+
+def quoted_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
+                   check: Callable[[str], Any]) -> Attempt | None:
+    """The first quote of ``passages`` that ``check`` (a draft's whole check: claims verified, no rule
+    violated, the question answered) passes, as an attempt the model did not write; None when none passes."""
+    spent = {"extract": 0.0, "verify": 0.0}
+    for quote in quotes(question, focus, passages, rulebase):
+        result = check(quote.text)
+        for stage in spent:
+            spent[stage] = round(spent[stage] + result.timings_ms.get(stage, 0.0), 3)
+        if result.ok:
+            return Attempt(result.answer, True, result.reports, result.violations, False, None,
+                           {"prefill": 0.0, "decode": 0.0, **spent}, {"prompt_tokens": 0, "completion_tokens": 0},
+                           None, [], result.cited_by_verifier, quoted=quote.source)
+    return None

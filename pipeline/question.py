@@ -31,7 +31,11 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
     (r"\bhow\s+long\s+(?:must|should|does|do|can|is|are|has\s+to|have\s+to|needs?\s+to)\b[^?]*\bbe\s*\??\s*$",
      ("duration", "number", "quantity")),
     (r"\bhow\s+many\s+(?:[a-z-]+\s+){0,2}?(days?|weeks?|months?|years?|hours?|minutes?|business\s+days?|working\s+days?|nights?)\b|"
-     r"\bhow\s+long\b|\bhow\s+(soon|quickly|far\s+in\s+advance)\b|\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",
+     r"\bhow\s+long\b|\bhow\s+(soon|quickly|far\s+in\s+advance)\b|"
+     # "what is the response time / loan period / notice period": a period by name
+     r"\b(?:what|which)\s+(?:is|are)\s+the\s+(?:[a-z-]+\s+){0,3}?(?:response|resolution|loan|notice|retention|"
+     r"waiting|processing|lead|turnaround|delivery|warranty|grace|probation(?:ary)?)\s+(?:times?|periods?)\b|"
+     r"\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",
      ("duration",)),
     (r"\bhow\s+much\b.*\b(cost|costs|price|pay|paid|fee|fees|reimburs\w*|allowance|limit|budget|charge|worth|spend)\b|"
      r"\b(what|which)\s+(?:is\s+the\s+)?(?:[a-z-]+\s+){0,2}?(price|cost|fee|amount|allowance|per\s+diem|budget|limit)\b|"

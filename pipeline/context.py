@@ -59,8 +59,13 @@ def restates(answer: str, question: str, *, max_new: float = 0.1) -> bool:
 def found_in(topics: set[str], terms: set[str]) -> set[str]:
     """The topic terms ``terms`` hold, a hyphenated one also by its words ("dead-on-arrival" in a section
     headed "Dead on arrival"), an English one also by another form of its word ("respond": "response")."""
-    return {t for t in topics if t in terms or ("-" in t and all(len(w) < 3 or w in terms for w in t.split("-")))
-            or any(one_word(t, w) for w in terms)}
+    return {t for t in topics if t in terms or ("-" in t and _words_in(t, terms)) or any(one_word(t, w) for w in terms)}
+
+
+def _words_in(hyphenated: str, terms: set[str]) -> bool:
+    # its words of three letters or more, and at least one ("xr-40" has none: it is found whole or not at all)
+    words = [w for w in hyphenated.split("-") if len(w) >= 3]
+    return bool(words) and all(w in terms for w in words)
 
 
 def one_word(a: str, b: str) -> bool:

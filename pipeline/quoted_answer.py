@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
+from pipeline.answer_scope import asking_clause
 from pipeline.context import content_terms, found_in
-from pipeline.extraction import find_values, sentences
+from pipeline.extraction import blanked, find_values, sentences
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, asks_two, find_entities
 from pipeline.table_cells import column_at, is_separator, row_cells
-from pipeline.symbolic_answer import states_a_value
+from pipeline.periods import period_spans
+from pipeline.symbolic_answer import COUNT_WORDS
 from pipeline.types import Attempt
 from symbolic.values import value_type
 
@@ -56,12 +58,19 @@ _TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b|总共|一共
 
 
 def quotable(question: str, focus: QuestionFocus) -> bool:
-    """A question a single source sentence can answer: it asks for a value of one kind, asks one thing, and
-    states no value of its own (a question with "a 3-day trip" or "10 months ago" computes from the source,
-    so the source's sentence is not yet its answer)."""
+    """A question a single source statement can answer: it asks for a value of one kind, asks one thing, and
+    asks no total and no count ("three nights"): those are computed from what sources state."""
     wanted = focus.answer_types
     return bool(wanted & _VALUE_TYPES) and not wanted & _NOT_QUOTED and not asks_two(question) \
-        and not _SECOND_ASK.search(question) and not _TOTAL.search(question) and not states_a_value(question, focus)
+        and not _SECOND_ASK.search(question) and not _TOTAL.search(question) and not COUNT_WORDS.search(question)
+
+
+def own_values(question: str, focus: QuestionFocus) -> list[Any]:
+    """The values a question states of its own ("a Severity 2 ticket", "a 3-day trip"; not the names it says):
+    a statement answers it only if it states them too, as the row of "Severity 2" does; "the per diem is EUR
+    52" answers no question about a 3-day trip, whose total is computed from it."""
+    unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *period_spans(question)])
+    return [v for v, *_ in find_values(unnamed)]
 
 
 def about_another(focus: QuestionFocus, text: str, rulebase: Any | None) -> bool:
@@ -90,7 +99,12 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     heading counts with it, and leads the quote where it adds terms the sentence lacks)."""
     if not quotable(question, focus):
         return []
+    stated = own_values(question, focus)
     topics = topic_terms(question, focus)
+    # "王雨博士要在液氮充装间分装液氮，他的低温液体操作培训有效期是多久？": the scene's words are not what is asked
+    start, end = asking_clause(question)
+    asking = topic_terms(question[start:end], focus) & topics if start else set()
+    asked_names = {t for e in focus.entities for t in content_terms(e.text)}
     if len(topics) < 2:      # one topic word cannot tell the sentences of a passage apart
         return []
     chinese = is_chinese(question)
@@ -99,23 +113,29 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     wanted = focus.answer_types & _VALUE_TYPES
     found: list[tuple[tuple, Quote]] = []
     shown = [(n, at, sentence, _heading(passage)) for n, passage in enumerate(passages, 1)
-             if not about_another(focus, _whole(passage), rulebase) for at, sentence in statements(passage)
+             if not about_another(focus, _whole(passage), rulebase)
+             for at, sentence in statements(passage, topics | asked_names)
              if len(sentence) <= MAX_QUOTE_CHARS and is_chinese(sentence) == chinese]
     terms = [content_terms(sentence) | content_terms(heading) for _, _, sentence, heading in shown]
     # A topic term few statements use tells them apart ("raw" of "raw robot telemetry"): it weighs more.
     weight = {t: math.log(1 + len(shown) / (1 + sum(bool(found_in({t}, ts)) for ts in terms))) for t in topics}
     for (n, at, sentence, heading), with_heading in zip(shown, terms):
-        asked = [v for v, *_ in find_values(sentence) if _kind_of(v) & wanted]
+        said = [v for v, *_ in find_values(sentence)]
+        if not all(any(v == s for s in said) for v in stated):
+            continue
+        asked = [v for v in said if _kind_of(v) & wanted and not any(v == s for s in stated)]
         if not 0 < len(asked) <= MAX_ASKED_VALUES or about_another(focus, f"{heading} {sentence}", rulebase):
             continue
         own = found_in(topics, content_terms(sentence))
         used = found_in(topics, with_heading)
         share = len(used) / len(topics)
         weighted = sum(weight[t] for t in used) / sum(weight.values())
-        if share < need or weighted < WEIGHTED_NEED[lang] or not own:
+        if share < need or weighted < WEIGHTED_NEED[lang] or not own or \
+                (asking and len(found_in(asking, with_heading)) < need * len(asking)):
             continue
         lead = f"{heading}{'：' if chinese else ': '}" if heading and used - own else ""
-        found.append(((-weighted, -len(own), n, at), Quote(f"{lead}{sentence} [{n}]", n, sentence, weighted)))
+        names = bool(asked_names and found_in(asked_names, content_terms(sentence)))
+        found.append(((-weighted, not names, -len(own), n, at), Quote(f"{lead}{sentence} [{n}]", n, sentence, weighted)))
     found.sort(key=lambda x: x[0])
     out: list[Quote] = []
     for _, q in found:
@@ -124,10 +144,12 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     return out[:MAX_QUOTES]
 
 
-def statements(passage: Any) -> Iterator[tuple[int, str]]:
+def statements(passage: Any, topics: set[str] = frozenset()) -> Iterator[tuple[int, str]]:  # type: ignore[assignment]
     """What a passage states, one statement at a time, with its offset: each prose sentence (its list marker
     dropped, its lines joined), and each table body row read out with its column headers ("Application
-    documents of rejected candidates: Retention period 6 months; Starts at date of the rejection")."""
+    documents of rejected candidates: Retention period 6 months; Starts at date of the rejection"); only the
+    columns whose headers use the most of ``topics`` (the question's words and names) where some use any
+    ("under Standard Support": not the Premium Support column)."""
     text = passage.text
     for s, e in sentences(text):
         line = text[s:e].strip()
@@ -140,8 +162,12 @@ def statements(passage: Any) -> Iterator[tuple[int, str]]:
         column = column_at(text, at + line.index("|", line.index("|") + 1) + 1, getattr(passage, "context_prefix", None)) \
             if len(cells) > 1 and not is_separator(line) else None
         if column is not None and len(column.headers) == len(cells) and cells[0]:
-            # a two-column table's one header ("Value") says nothing its row label does not
-            pairs = [c if len(cells) == 2 else f"{h} {c}" for h, c in zip(column.headers[1:], cells[1:]) if c]
+            uses = [len(found_in(topics, content_terms(h))) if i else 0 for i, h in enumerate(column.headers)]
+            named = [i for i, n in enumerate(uses) if n and n == max(uses)]
+            kept = [i for i in range(1, len(cells)) if cells[i] and (not named or i in named)]
+            # a two-column table's one header says nothing its row label does not, unless it uses the
+            # question's words ("| 类别 | 基本津贴 |"; not "| Property | Value |")
+            pairs = [cells[i] if len(cells) == 2 and not uses[i] else f"{column.headers[i]} {cells[i]}" for i in kept]
             colon, semicolon = ("：", "；") if is_chinese(line) else (": ", "; ")
             yield at, f"{cells[0]}{colon}{semicolon.join(pairs)}"
         at += len(line) + 1

@@ -50,7 +50,7 @@ class ProvenAnswer:
 
 # Counts written as words ("three nights", "two trucks"); "one" is left out: "on one battery charge" asks
 # for no computation.
-_COUNT_WORDS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|twenty|"
+COUNT_WORDS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|twenty|"
                           r"thirty|forty|fifty|hundred|thousand|both|twice|double)\b", re.IGNORECASE)
 
 
@@ -68,7 +68,7 @@ def states_a_value(question: str, focus: QuestionFocus, goal: Goal | None = None
     # "Tier 1", "AX-200": names, not values; the values the goal binds are its arguments
     unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *(goal.stated if goal else ()),
                                  *period_spans(question)])
-    return bool(find_values(unnamed)) or bool(_COUNT_WORDS.search(unnamed))
+    return bool(find_values(unnamed)) or bool(COUNT_WORDS.search(unnamed))
 
 
 def _proved(chainer: BackwardChainer, goal: Goal) -> list[Node]:

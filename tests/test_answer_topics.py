@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from symbolic import load_rulebase
-from pipeline.context import one_word
+from pipeline.context import content_terms, found_in, one_word
 from pipeline_fakes import FakePassage, answer_gap_for
 
 BUDGET = FakePassage("hr/remote_work.md", "Each eligible employee receives a one-time home-office equipment budget of "
@@ -159,3 +159,10 @@ def test_an_answer_about_none_of_the_asked_entities_does_not_answer(tmp_path):
     assert gap(rb2, question, right, policy) is None
     # terse, but its value's source sentence names the service account
     assert gap(rb2, question, "No: at least 24 characters [1].", policy) is None
+
+
+def test_a_hyphenated_term_is_found_by_its_words_of_three_letters_or_more():
+    assert found_in({"dead-on-arrival"}, content_terms("Dead on arrival: report it within 7 days")) == {"dead-on-arrival"}
+    # "xr-40" has no such word: only the whole term finds it, never any text at all
+    assert found_in({"xr-40"}, content_terms("Value")) == set()
+    assert found_in({"xr-40"}, content_terms("the XR-40 needs a three-phase supply")) == {"xr-40"}

@@ -84,12 +84,25 @@ def test_a_passage_about_another_entity_of_the_asked_type_is_not_quoted(rulebase
     "Can rejected candidates ask for their application documents after 6 months?",         # yes/no
     "How long are application documents kept, and who deletes them?",                      # two things
     "What is the total retention of application documents of rejected candidates?",       # a total
-    "How long are the application documents of 3 rejected candidates kept?",               # a value of its own
+    "How long are application documents kept for three rejected candidates?",              # a count
     "新员工几天内完成培训？培训由谁安排？",                                                   # two sentences
 ])
 def test_questions_one_sentence_cannot_answer_are_not_quoted(question):
     assert not quotable(question, parse_question(question, None))
     assert best(question, [RETENTION, ZH]) is None
+
+
+SLA = FakePassage("support/sla.md", (
+    "| Severity | Standard Support | Premium Support |\n|---|---|---|\n| Severity 1 | 1 hour, 24/7 | 30 minutes, 24/7 |\n"
+    "| Severity 2 | 4 hours, 24/7 | 2 hours, 24/7 |\n"), heading_path=["3. Response times"])
+
+
+def test_a_statement_must_restate_the_questions_own_values_and_is_cut_to_the_asked_column():
+    q = "What is the response time for a Severity 2 ticket under Standard Support?"
+    assert best(q, [SLA]) == "Response times: Severity 2: Standard Support 4 hours, 24/7 [1]"
+    # no row states "Severity 5"; no statement restates "3" of "3 rejected candidates"
+    assert best(q.replace("Severity 2", "Severity 5"), [SLA]) is None
+    assert best("How long are the application documents of 3 rejected candidates kept?", [RETENTION]) is None
 
 
 def make(rulebase, answers, passages, **config):

@@ -6,79 +6,18 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+# asks_two and find_entities are imported from here by many readers: the question's vocabulary in one place
+from pipeline.answer_types import answer_types, asked_currency, asks_two  # noqa: F401
 from pipeline.context import CJK_RUN_RE, content_terms
-from pipeline.extraction import blanked, find_values, last_sentence, sentences
+from pipeline.entity_index import EntityMention, find_entities
+from pipeline.extraction import blanked, find_values, sentences
 from pipeline.glossary import best_translations, gloss
 from symbolic.model import VALUE_TYPES
-from symbolic.patterns import name_regex
 from symbolic.units import canonical_currency
 from symbolic.values import Money, Quantity, value_type
 
 if TYPE_CHECKING:      # relation_namer reads relations' names with this module's relation_names
     from pipeline.relation_namer import RelationNamer
-
-# Answer types: the value kinds of symbolic.values, plus what a question can ask that is not a value.
-VALUE_ANSWER_TYPES = ("duration", "money", "quantity", "percent", "date", "number")
-ANSWER_TYPES = (*VALUE_ANSWER_TYPES, "yesno", "person", "entity")
-
-# English-first cues, with Chinese ones (the rule files carry the domain's Chinese names; these are the
-# question words). Order matters: the first rule that matches decides, so specific cues come first.
-_TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
-    (r"\b(what|which)\s+(?:[a-z-]+\s+){0,2}?(percentage|percent|share|discount|rate)\b|\bhow\s+many\s+percent\b|"
-     r"百分之几|百分比|多少%|折扣是多少|几折",
-     ("percent",)),
-    # "how long must the password be?" asks a length or a count as much as a period
-    (r"\bhow\s+long\s+(?:must|should|does|do|can|is|are|has\s+to|have\s+to|needs?\s+to)\b[^?]*\bbe\s*\??\s*$",
-     ("duration", "number", "quantity")),
-    (r"\bhow\s+many\s+(?:[a-z-]+\s+){0,2}?(days?|weeks?|months?|years?|hours?|minutes?|business\s+days?|working\s+days?|nights?)\b|"
-     r"\bhow\s+long\b|\bhow\s+(soon|quickly|far\s+in\s+advance)\b|"
-     # "what is the response time / loan period / notice period": a period by name
-     r"\b(?:what|which)\s+(?:is|are)\s+the\s+(?:[a-z-]+\s+){0,3}?(?:response|resolution|loan|notice|retention|"
-     r"waiting|processing|lead|turnaround|delivery|warranty|grace|probation(?:ary)?)\s+(?:times?|periods?)\b|"
-     r"\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",
-     ("duration",)),
-    (r"\bhow\s+much\b.*\b(cost|costs|price|pay|paid|fee|fees|reimburs\w*|allowance|limit|budget|charge|worth|spend)\b|"
-     r"\b(what|which)\s+(?:is\s+the\s+)?(?:[a-z-]+\s+){0,2}?(price|cost|fee|amount|allowance|per\s+diem|budget|limit)\b|"
-     r"\bhow\s+much\s+money\b|"
-     r"多少钱|多少元|价格是多少|费用是多少|售价|报销多少|补贴多少|补助多少|标准是多少|上限是多少",
-     ("money", "quantity", "percent")),
-    (r"\bhow\s+(heavy|fast|far|big|large|tall|wide|high)\b|\b(what|which)\s+(is\s+the\s+)?(payload|weight|speed|"
-     r"capacity|range|temperature|distance|length|height)\b|多重|多快|多远|载重|重量|速度|温度|容量",
-     ("quantity", "number")),
-    (r"\bhow\s+many\b|多少个|几个|多少名|多少台|几台|多少次|几次|几位", ("number", "quantity")),
-    (r"\bhow\s+much\b|多少", ("money", "quantity", "percent", "number", "duration")),
-    (r"\b(when|what\s+date|by\s+what\s+date|which\s+date)\b|什么时候|哪天|何时|哪一天|截止日期", ("date", "duration")),
-    (r"\b(who|whom|whose)\b|谁|哪位", ("person", "entity")),
-    (r"^\s*(is|are|can|could|does|do|did|may|must|should|will|would|was|were|has|have|had)\b|"
-     r"是否|能否|可否|可不可以|能不能|是不是|有没有|吗[？?]?\s*$", ("yesno",)),
-]
-_TYPE_RES = [(re.compile(rx, re.IGNORECASE), types) for rx, types in _TYPE_CUES]
-
-
-def asks_two(question: str) -> bool:
-    """A question of two question sentences ("…最多几天内可以无理由退货？质量问题换货的期限是几天？") asks two things."""
-    return len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1
-
-
-def answer_types(question: str) -> frozenset[str]:
-    """The answer types a question expects (empty when its wording gives no cue); a question whose
-    sentences before the last set the scene is read by its last ("…deputises for her. Can he approve …?")."""
-    for text in (question, last_sentence(question)):
-        for rx, types in _TYPE_RES:
-            if rx.search(text):
-                return frozenset(types)
-    return frozenset()
-
-
-@dataclass(frozen=True)
-class EntityMention:
-    entity_id: str
-    type: str
-    text: str
-    start: int
-    end: int
-    described_by: str | None = None   # the relation the question describes it by (pipeline.described)
-    via: str | None = None   # the entity it is the relation's object of ("the person Wang Yu reports to")
 
 
 @dataclass(frozen=True)
@@ -126,60 +65,6 @@ class QuestionFocus:
         relation is asked."""
         named = frozenset().union(*(content_terms(e.text) for e in self.entities)) if self.entities else frozenset()
         return self.terms - named
-
-
-class _EntityIndex:
-    """One regex over every entity name of a rule base, longest names first."""
-
-    def __init__(self, rulebase: Any):
-        names: dict[str, list[tuple[str, str]]] = {}
-        for e in rulebase.entities.values():
-            for n in e.names:
-                if n and n.strip():
-                    names.setdefault(n.strip().lower(), []).append((e.id, e.type))
-        self.by_name = names
-        alts = sorted(names, key=len, reverse=True)
-        self.regex = re.compile("|".join(f"({name_regex(n)})" for n in alts), re.IGNORECASE) if alts else None
-        self.group_names = alts
-        # The readers of one answer look up the same sentences many times; one regex pass costs ~ms on a
-        # rule base of a hundred names.
-        self._memo: dict[str, tuple[EntityMention, ...]] = {}
-
-    def find(self, text: str) -> list[EntityMention]:
-        hit = self._memo.get(text)
-        if hit is None:
-            if len(self._memo) > 2048:
-                self._memo.clear()
-            hit = self._memo[text] = tuple(self._scan(text))
-        return list(hit)
-
-    def _scan(self, text: str) -> list[EntityMention]:
-        if self.regex is None:
-            return []
-        out = []
-        for m in self.regex.finditer(text):
-            assert m.lastindex is not None  # one of the alternatives' groups matched
-            name = self.group_names[m.lastindex - 1]
-            for eid, etype in dict.fromkeys(self.by_name[name]):
-                out.append(EntityMention(eid, etype, m.group(0), m.start(), m.end()))
-        return out
-
-
-_INDEX_CACHE: dict[int, tuple[Any, _EntityIndex]] = {}
-
-
-def entity_index(rulebase: Any) -> _EntityIndex:
-    hit = _INDEX_CACHE.get(id(rulebase))
-    if hit is None or hit[0] is not rulebase:
-        if len(_INDEX_CACHE) > 8:
-            _INDEX_CACHE.clear()
-        hit = (rulebase, _EntityIndex(rulebase))
-        _INDEX_CACHE[id(rulebase)] = hit
-    return hit[1]
-
-
-def find_entities(text: str, rulebase: Any) -> list[EntityMention]:
-    return entity_index(rulebase).find(text)
 
 
 def relation_names(sig: Any) -> list[str]:
@@ -236,28 +121,6 @@ def _type_fits(sig: Any, types: frozenset[str]) -> bool:
     if last in VALUE_TYPES:
         return last in types or (last == "number" and "quantity" in types)
     return bool(types & {"person", "entity"})
-
-
-# A currency the question asks its answer in ("in Chinese yuan", "多少欧元"), said outside any amount it
-# states ("a EUR 220 hotel" is a premise). A bare 元 is read only as "多少元"/"几元" (单元 is a unit, not money).
-_ASKED_CURRENCY = [(re.compile(rx, re.IGNORECASE), cur) for rx, cur in [
-    (r"\b(?:yuan|renminbi|rmb|cny)\b|人民币|多少元|几元", "CNY"),
-    (r"\b(?:euros?|eur)\b|欧元", "EUR"),
-    (r"\b(?:dollars?|usd)\b|美元", "USD"),
-    (r"\b(?:pounds?\s+sterling|gbp)\b|英镑", "GBP"),
-    (r"\b(?:yen|jpy)\b|日元", "JPY"),
-    (r"\bhkd\b|港元|港币", "HKD"),
-]]
-
-
-def asked_currency(question: str) -> str | None:
-    """The one currency ``question`` asks for, or None (none named, or several: a conversion)."""
-    chars = list(question)
-    for _v, _k, s, e in find_values(question):
-        chars[s:e] = " " * (e - s)
-    text = "".join(chars)
-    found = {cur for rx, cur in _ASKED_CURRENCY if rx.search(text)}
-    return found.pop() if len(found) == 1 else None
 
 
 def _currency_fits(sig: Any, currency: str | None) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
 from pipeline.answer_scope import asking_clause
+from pipeline.answer_types import VALUE_ANSWER_TYPES
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.prompts import is_chinese
@@ -21,9 +22,8 @@ from pipeline.symbolic_answer import COUNT_WORDS
 from pipeline.types import Attempt
 from symbolic.values import value_type
 
-# The answer types a sentence can state as a value; a question asking yes/no, a person or an entity is
-# answered by what a sentence says, not by a value in it, and is not quoted.
-_VALUE_TYPES = frozenset({"duration", "money", "quantity", "percent", "date", "number"})
+# A question asking yes/no, a person or an entity is answered by what a sentence says, not by a value in
+# it, and is not quoted.
 _NOT_QUOTED = frozenset({"yesno", "person", "entity"})
 # A quote is one sentence a reader takes in at a glance; a longer one is a paragraph with more in it than
 # was asked.
@@ -61,7 +61,7 @@ def quotable(question: str, focus: QuestionFocus) -> bool:
     """A question a single source statement can answer: it asks for a value of one kind, asks one thing, and
     asks no total and no count ("three nights"): those are computed from what sources state."""
     wanted = focus.answer_types
-    return bool(wanted & _VALUE_TYPES) and not wanted & _NOT_QUOTED and not asks_two(question) \
+    return bool(wanted & VALUE_ANSWER_TYPES) and not wanted & _NOT_QUOTED and not asks_two(question) \
         and not _SECOND_ASK.search(question) and not _TOTAL.search(question) and not COUNT_WORDS.search(question)
 
 
@@ -110,7 +110,7 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     chinese = is_chinese(question)
     lang = "zh" if chinese else "en"
     need = TOPIC_SHARE[lang][0]
-    wanted = focus.answer_types & _VALUE_TYPES
+    wanted = focus.answer_types & VALUE_ANSWER_TYPES
     found: list[tuple[tuple, Quote]] = []
     shown = [(n, at, sentence, _heading(passage)) for n, passage in enumerate(passages, 1)
              if not about_another(focus, _whole(passage), rulebase)

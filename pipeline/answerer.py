@@ -217,14 +217,14 @@ class Answerer:
         if status in (None, "abstained") and self.config.quote_answers and opts.policy != "flag" \
                 and not (ctx.proof is not None or ctx.corrections or ctx.breaches):
             shown = prompt
-            quoted = quoted_attempt(q, ctx.focus, shown.passages, rulebase, lambda text: check_answer(
+            quote = quoted_attempt(q, ctx.focus, shown.passages, rulebase, lambda text: check_answer(
                 q, text, shown.passages, facts, values, ctx, rulebase, verifier,
                 lambda t: self._read(t, shown.passages, shown.messages, ctx.focus, rulebase),
                 require_claim=self.config.require_claim))
-            if quoted is not None:
-                attempts.append(quoted)
-                yield {"type": "attempt", "attempt": len(attempts) - 1, "answer": quoted.answer, "ok": True,
-                       "abstained": False, "feedback": None}
+            if quote is not None:
+                attempts.append(quote)
+                yield {"type": "attempt", "attempt": len(attempts) - 1, "answer": quote.answer, "ok": True,
+                       "abstained": False, "feedback": None, "quoted": quote.quoted}
                 status = "verified"
         for a in attempts:
             for stage, spent in a.timings_ms.items():

@@ -19,10 +19,11 @@ class AttemptEvent(TypedDict):
     ok: bool
     abstained: bool
     feedback: NotRequired[str | None]    # absent when the model abstained: there is nothing to correct
+    quoted: NotRequired[int | None]      # a source statement quoted, not a draft: its source's [n]
 
 
 class AnswerEvent(TypedDict):
-    """The answer differs from the text streamed last (a proof that won, a withheld draft)."""
+    """The answer differs from the text streamed last (a proof that won, a quote, a withheld draft)."""
     type: Literal["answer"]
     text: str
 

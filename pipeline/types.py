@@ -103,7 +103,7 @@ class Attempt:
     finish_reason: str | None = None
     gaps: list[str] = field(default_factory=list)   # why a draft with supported claims still fails
     cited_by_verifier: list[int] = field(default_factory=list)   # [n] appended to an answer that cited none
-    quoted: int | None = None        # not a model draft: the sentence of source [n] it quotes (pipeline.quoted_answer)
+    quoted: int | None = None        # not a model draft: the statement of source [n] it quotes (pipeline.quoted_answer)
 
 
 @dataclass

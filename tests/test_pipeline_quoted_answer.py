@@ -112,7 +112,7 @@ def make(rulebase, answers, passages, **config):
 
 
 def test_the_loop_quotes_where_the_model_says_the_documents_do_not_say(rulebase):
-    a, gen = make(rulebase, ["The documents do not say."], [TELEMETRY, RETENTION])
+    a, gen = make(rulebase, ["The documents do not say."] * 2, [TELEMETRY, RETENTION])   # ask, then ask_stream
     r = a.ask("How long are the application documents of rejected candidates kept?")
     assert r.status == "verified" and len(gen.calls) == 1
     n = r.attempts[-1].quoted          # the prompt's number of the retention table
@@ -123,6 +123,9 @@ def test_the_loop_quotes_where_the_model_says_the_documents_do_not_say(rulebase)
     assert r.reason.startswith(f"the model said the documents do not say; the answer quotes the sentence of source [{n}]")
     assert any(c.text.startswith("6 months") and c.verdict == "supported" for c in r.claims)
     assert r.to_dict()["attempts"][-1]["quoted"] == n
+    events = list(a.ask_stream("How long are the application documents of rejected candidates kept?"))
+    assert [e.get("quoted") for e in events if e["type"] == "attempt"] == [None, n]
+    assert [e["text"] for e in events if e["type"] == "answer"] == [r.answer]
 
 
 def test_the_loop_quotes_after_failing_drafts_and_stops_on_a_repeated_draft(rulebase):

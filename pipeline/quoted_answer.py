@@ -40,6 +40,8 @@ MAX_ASKED_VALUES = 2
 # ("keep": "kept") weighs like a word no source says; Chinese terms are character pairs, many spanning words.
 WEIGHTED_NEED = {"en": 0.45, "zh": 0.25}
 # A heading's or list item's own numbering ("4. Dead on arrival", "三、保养周期", "- 人工费"): not its words.
+# Markdown emphasis ("**配件和备件**：签收后 7 天内…"): a reader of the answer sees the words, not the marks.
+_EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
 _NUMBERING = re.compile(r"^\s*(?:[-*•]\s+|\(?\d+(?:\.\d+)*[.)、]?\s+|[一二三四五六七八九十]+[、.]\s*)")
 
 
@@ -155,7 +157,9 @@ def statements(passage: Any, topics: set[str] = frozenset()) -> Iterator[tuple[i
         line = text[s:e].strip()
         if not line or "|" in line or line.startswith("#"):
             continue
-        yield s, _NUMBERING.sub("", " ".join(line.split())).rstrip(";；,，")
+        said = _EMPHASIS.sub("", _NUMBERING.sub("", " ".join(line.split()))).rstrip(";；,，")
+        if re.search(r"[^\W\d_]", said):       # not a list item's "3." split off on its own
+            yield s, said
     at = 0
     for line in text.split("\n"):
         cells = row_cells(line)

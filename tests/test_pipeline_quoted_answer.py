@@ -48,6 +48,13 @@ def test_a_table_row_is_read_out_with_its_column_headers():
     assert [s for _, s in statements(two_columns)] == ["List price: GBP 186,500"]
 
 
+def test_a_sentence_is_read_without_its_list_marker_and_emphasis():
+    listed = FakePassage("p.md", "- **Dead on arrival:** a product that does not work must be reported\nwithin 7 days.\n"
+                         "3. **质量问题换货**：签收后 15 天内可免费换货；\n")
+    assert [s for _, s in statements(listed)] == [
+        "Dead on arrival: a product that does not work must be reported within 7 days.", "质量问题换货：签收后 15 天内可免费换货"]
+
+
 def test_the_row_of_the_question_is_quoted_with_its_citation():
     q = "How long are the application documents of rejected candidates kept?"
     assert best(q, [TELEMETRY, RETENTION]) == ("Application documents of rejected candidates: Retention period "

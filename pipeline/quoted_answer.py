@@ -59,10 +59,20 @@ _SECOND_ASK = re.compile(r",?\s+and\s+(?:how|what|which|when|where|who|whom|is|a
 _TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b|总共|一共|合计|总计|共计|总额", re.IGNORECASE)
 
 
-def quotable(question: str, focus: QuestionFocus) -> bool:
+def asked_kinds(focus: QuestionFocus, rulebase: Any | None = None) -> frozenset[str]:
+    """The kinds of value that answer the question: by its words ("how long": a duration), else by the value
+    its goals' relations are declared to take ("What is the annual stipend …?" asks a money relation)."""
+    if focus.answer_types:
+        return focus.answer_types
+    declared = {rulebase.relations[g.relation].params[-1].type for g in focus.goals
+                if rulebase is not None and g.relation in rulebase.relations}
+    return frozenset(declared & VALUE_ANSWER_TYPES) if len(declared) == 1 else frozenset()
+
+
+def quotable(question: str, focus: QuestionFocus, rulebase: Any | None = None) -> bool:
     """A question a single source statement can answer: it asks for a value of one kind, asks one thing, and
     asks no total and no count ("three nights"): those are computed from what sources state."""
-    wanted = focus.answer_types
+    wanted = asked_kinds(focus, rulebase)
     return bool(wanted & VALUE_ANSWER_TYPES) and not wanted & _NOT_QUOTED and not asks_two(question) \
         and not _SECOND_ASK.search(question) and not _TOTAL.search(question) and not COUNT_WORDS.search(question)
 
@@ -99,7 +109,7 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     best first: each states a value of the asked kind and uses at least the share of the question's topic
     terms a worded answer must use, counted and weighted by rarity among the statements shown (its section
     heading counts with it, and leads the quote where it adds terms the sentence lacks)."""
-    if not quotable(question, focus):
+    if not quotable(question, focus, rulebase):
         return []
     stated = own_values(question, focus)
     topics = topic_terms(question, focus)
@@ -112,7 +122,7 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     chinese = is_chinese(question)
     lang = "zh" if chinese else "en"
     need = TOPIC_SHARE[lang][0]
-    wanted = focus.answer_types & VALUE_ANSWER_TYPES
+    wanted = asked_kinds(focus, rulebase) & VALUE_ANSWER_TYPES
     found: list[tuple[tuple, Quote]] = []
     shown = [(n, at, sentence, _heading(passage)) for n, passage in enumerate(passages, 1)
              if not about_another(focus, _whole(passage), rulebase)

@@ -6,10 +6,13 @@ import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.question import parse_question
-from pipeline.quoted_answer import quotable, quotes, statements
+from pipeline.quoted_answer import asked_kinds, quotable, quotes, statements
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
+type group "student group"
+entity group doctoral "doctoral student" aka "doctoral students"
+relation annual_stipend(g: group, amount: money[GBP]) "annual stipend"
 type office "office"
 entity office berlin "Berlin office" aka "Berlin"
 entity office shenzhen "Shenzhen office" aka "Shenzhen", "深圳办公室"
@@ -159,3 +162,14 @@ def test_off_or_no_quote_the_loop_abstains_as_before(rulebase):
     a, gen = make(rulebase, ["The documents do not say."], [BERLIN])
     r = a.ask("How many days per week may employees of the Shenzhen office work remotely?")
     assert r.status == "abstained" and r.reason == "the model said the documents do not contain the answer"
+
+
+def test_a_question_with_no_cue_word_asks_the_kind_its_goal_is_declared_to_take(rulebase):
+    q = "What is the annual stipend for doctoral students?"
+    focus = parse_question(q, rulebase)
+    assert focus.answer_types == frozenset() and asked_kinds(focus) == frozenset()
+    assert asked_kinds(focus, rulebase) == {"money"} and quotable(q, focus, rulebase)
+    stipend = FakePassage("pg/stipend.md", "Doctoral students receive an annual stipend of GBP 19,237, paid "
+                          "monthly. The stipend is reviewed every 12 months.")
+    assert best(q, [stipend], rulebase) == ("Doctoral students receive an annual stipend of GBP 19,237, paid "
+                                            "monthly. [1]")

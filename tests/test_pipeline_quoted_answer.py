@@ -10,6 +10,8 @@ from pipeline.quoted_answer import asked_kinds, quotable, quotes, statements
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
+type training "training"
+entity training cryogen "cryogen handling training" aka "低温液体操作培训"
 type group "student group"
 entity group doctoral "doctoral student" aka "doctoral students"
 relation annual_stipend(g: group, amount: money[GBP]) "annual stipend"
@@ -173,3 +175,12 @@ def test_a_question_with_no_cue_word_asks_the_kind_its_goal_is_declared_to_take(
                           "monthly. The stipend is reviewed every 12 months.")
     assert best(q, [stipend], rulebase) == ("Doctoral students receive an annual stipend of GBP 19,237, paid "
                                             "monthly. [1]")
+
+
+def test_the_asking_clause_not_the_scene_must_be_in_the_quote(rulebase):
+    # the training is named, so of the asking clause only "有效期" is a topic word; the scene's are many
+    q = "王雨要在液氮充装间分装液氮，他的低温液体操作培训有效期是多久？"
+    stay = "任何人在液氮充装间内单次停留不得超过二十五分钟。"
+    training = "在液氮充装间分装液氮的人员须完成低温液体操作培训，培训有效期为 24 个月。"
+    assert best(q, [FakePassage("zh/lab.md", stay)], rulebase) is None
+    assert best(q, [FakePassage("zh/lab.md", stay + training)], rulebase) == training + " [1]"

@@ -41,8 +41,9 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
             drafts = attempts[:-1]
             said = ("the model said the documents do not say" if drafts and drafts[-1].abstained
                     else f"no draft of the model's verified ({len(drafts)} tried)")
-            result.reason = (f"{said}; the answer quotes the sentence of source [{last.quoted}] that states a "
-                             f"value of the kind asked in the question's words; {result.reason}")
+            result.reason = (f"{said}; the answer quotes source [{last.quoted}], the statement there (a sentence or "
+                             f"a table row) that states a value of the kind asked in the question's words; "
+                             f"{result.reason}")
         if ctx.proof is not None:
             result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
         return result

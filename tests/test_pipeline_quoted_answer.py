@@ -132,7 +132,7 @@ def test_the_loop_quotes_where_the_model_says_the_documents_do_not_say(rulebase)
                         f"of the rejection [{n}]")
     assert [c.doc_id for c in r.citations] == ["it/retention.md"]
     assert r.attempts[0].abstained and r.attempts[-1].usage["completion_tokens"] == 0
-    assert r.reason.startswith(f"the model said the documents do not say; the answer quotes the sentence of source [{n}]")
+    assert r.reason.startswith(f"the model said the documents do not say; the answer quotes source [{n}], the statement")
     assert any(c.text.startswith("6 months") and c.verdict == "supported" for c in r.claims)
     assert r.to_dict()["attempts"][-1]["quoted"] == n
     events = list(a.ask_stream("How long are the application documents of rejected candidates kept?"))

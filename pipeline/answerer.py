@@ -6,11 +6,11 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, runtime_checkable
 
 from pipeline import prompts, sources
 from pipeline.answer_reading import read_answer
-from pipeline.checking import check_answer
+from pipeline.checking import Check, check_answer
 from pipeline.events import LoopEvent, StreamEvent
 from pipeline.evidence import QuestionContext, evidence_for, facts_focus, gather
 from pipeline.extraction import strip_citation_lines
@@ -178,6 +178,7 @@ class Answerer:
             t = time.perf_counter()
             facts, values = evidence_for(prompt.passages, rulebase, ctx.kb)
             extract_s = time.perf_counter() - t
+            check_draft = self._checker(q, prompt, facts, values, ctx, rulebase, verifier)
 
             gen = yield from generate(self.generator, prompt, opts, k, stream,
                                       self.config.repetition_penalty, self.config.stop)
@@ -190,9 +191,7 @@ class Answerer:
                 status = "abstained"
                 break
 
-            check = check_answer(q, answer, prompt.passages, facts, values, ctx, rulebase, verifier,
-                                 lambda text: self._read(text, prompt.passages, prompt.messages, ctx.focus, rulebase),
-                                 require_claim=self.config.require_claim)
+            check = check_draft(answer)
             answer, reports, violations, gaps, no_claims, ok, cited_by_us = (
                 check.answer, check.reports, check.violations, check.gaps, check.no_claims, check.ok,
                 check.cited_by_verifier)
@@ -207,7 +206,7 @@ class Answerer:
             if ok:
                 status = "verified" if k == 0 else "regenerated"
                 break
-            if ctx.proof is not None or ctx.corrections or ctx.breaches:
+            if ctx.rules_answer:
                 break          # the proof answers; another draft cannot do better than the proof
             retry: list[dict] = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
             if retry == followup and not opts.temperature:
@@ -215,12 +214,8 @@ class Answerer:
             followup = retry
         assert prompt is not None  # max_attempts >= 1: the loop ran
         if status in (None, "abstained") and self.config.quote_answers and opts.policy != "flag" \
-                and not (ctx.proof is not None or ctx.corrections or ctx.breaches):
-            shown = prompt
-            quote = quoted_attempt(q, ctx.focus, shown.passages, rulebase, lambda text: check_answer(
-                q, text, shown.passages, facts, values, ctx, rulebase, verifier,
-                lambda t: self._read(t, shown.passages, shown.messages, ctx.focus, rulebase),
-                require_claim=self.config.require_claim))
+                and not ctx.rules_answer:
+            quote = quoted_attempt(q, ctx.focus, prompt.passages, rulebase, check_draft)   # the last prompt's sources
             if quote is not None:
                 attempts.append(quote)
                 yield {"type": "attempt", "attempt": len(attempts) - 1, "answer": quote.answer, "ok": True,
@@ -234,6 +229,14 @@ class Answerer:
         if stream and result.answer != gen["text"].strip():
             yield {"type": "answer", "text": result.answer}
         yield {"type": "result", "result": result}
+
+    def _checker(self, q: str, prompt: prompts.Prompt, facts: list[Any], values: list[Any], ctx: QuestionContext,
+                 rulebase: Any, verifier: Any) -> Callable[[str], Check]:
+        """A draft's whole check against ``prompt``'s sources: the model's drafts and a quote alike."""
+        def read(text: str) -> Any:
+            return self._read(text, prompt.passages, prompt.messages, ctx.focus, rulebase)
+        return lambda answer: check_answer(q, answer, prompt.passages, facts, values, ctx, rulebase, verifier, read,
+                                           require_claim=self.config.require_claim)
 
     def read_claims(self, question: str, answer: str) -> list[Any]:
         """The claims every extractor reads from ``answer`` to ``question`` (patterns, the question's focus,

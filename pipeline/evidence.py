@@ -45,6 +45,11 @@ class QuestionContext:
     timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
 
     @property
+    def rules_answer(self) -> bool:
+        """The rules answer the question themselves: a proof, a premise they disprove, or a limit passed."""
+        return self.proof is not None or bool(self.corrections) or bool(self.breaches)
+
+    @property
     def check_passages(self) -> list[Any]:
         """The chunks stating what the premise corrections and the limit breaches prove."""
         return [p for c in self.corrections for p in c.passages] + [p for b in self.breaches for p in b.passages]

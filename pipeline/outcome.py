@@ -47,7 +47,7 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
         if ctx.proof is not None:
             result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
         return result
-    if (ctx.proof is not None or ctx.corrections or ctx.breaches) and rulebase is not None:
+    if ctx.rules_answer and rulebase is not None:
         return proved_result(q, opts, attempts, prompt, timings, usage, ctx, rulebase, verifier, extra)
     if status == "abstained":
         return AnswerResult(q, last.answer, "abstained", [], [], [], attempts, timings, usage, opts.policy,

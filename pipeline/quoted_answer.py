@@ -11,11 +11,12 @@ from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
 from pipeline.answer_scope import asking_clause
-from pipeline.answer_types import VALUE_ANSWER_TYPES
+from pipeline.answer_types import VALUE_ANSWER_TYPES, asks_two
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.prompts import is_chinese
-from pipeline.question import QuestionFocus, asks_two, find_entities
+from pipeline.entity_index import find_entities
+from pipeline.question import QuestionFocus
 from pipeline.table_cells import column_at, is_separator, row_cells
 from pipeline.periods import period_spans
 from pipeline.symbolic_answer import COUNT_WORDS
@@ -54,7 +55,8 @@ class Quote:
 
 
 # "Which version does it need, and how long is it supported?": a second question joined by "and".
-_SECOND_ASK = re.compile(r",?\s+and\s+(?:how|what|which|when|where|who|whom|is|are|does|do|can|may|must)\b", re.IGNORECASE)
+_SECOND_ASK = re.compile(r",?\s+and\s+(?:how|what|which|when|where|who|whom|is|are|does|do|can|may|must)\b",
+                         re.IGNORECASE)
 # A total is computed from what sources state per item or per period; no sentence states it.
 _TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b|总共|一共|合计|总计|共计|总额", re.IGNORECASE)
 
@@ -85,7 +87,7 @@ def own_values(question: str, focus: QuestionFocus) -> list[Any]:
     return [v for v, *_ in find_values(unnamed)]
 
 
-def about_another(focus: QuestionFocus, text: str, rulebase: Any | None) -> bool:
+def names_another_entity(focus: QuestionFocus, text: str, rulebase: Any | None) -> bool:
     """Whether ``text`` names entities of a type the question names, but none the question names: "up to 3
     days per week" of the Berlin policy is no answer about the Shenzhen office, nor the PhD row of a stipend
     table one about master's students."""
@@ -111,21 +113,21 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     heading counts with it, and leads the quote where it adds terms the sentence lacks)."""
     if not quotable(question, focus, rulebase):
         return []
-    stated = own_values(question, focus)
     topics = topic_terms(question, focus)
+    if len(topics) < 2:      # one topic word cannot tell the sentences of a passage apart
+        return []
+    stated = own_values(question, focus)
     # "王雨博士要在液氮充装间分装液氮，他的低温液体操作培训有效期是多久？": the scene's words are not what is asked
     start, end = asking_clause(question)
     asking = topic_terms(question[start:end], focus) & topics if start else set()
     asked_names = {t for e in focus.entities for t in content_terms(e.text)}
-    if len(topics) < 2:      # one topic word cannot tell the sentences of a passage apart
-        return []
     chinese = is_chinese(question)
     lang = "zh" if chinese else "en"
     need = TOPIC_SHARE[lang][0]
     wanted = asked_kinds(focus, rulebase) & VALUE_ANSWER_TYPES
     found: list[tuple[tuple, Quote]] = []
     shown = [(n, at, sentence, _heading(passage)) for n, passage in enumerate(passages, 1)
-             if not about_another(focus, _whole(passage), rulebase)
+             if not names_another_entity(focus, _whole(passage), rulebase)
              for at, sentence in statements(passage, topics | asked_names)
              if len(sentence) <= MAX_QUOTE_CHARS and is_chinese(sentence) == chinese]
     terms = [content_terms(sentence) | content_terms(heading) for _, _, sentence, heading in shown]
@@ -136,7 +138,7 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
         if not all(any(v == s for s in said) for v in stated):
             continue
         asked = [v for v in said if _kind_of(v) & wanted and not any(v == s for s in stated)]
-        if not 0 < len(asked) <= MAX_ASKED_VALUES or about_another(focus, f"{heading} {sentence}", rulebase):
+        if not 0 < len(asked) <= MAX_ASKED_VALUES or names_another_entity(focus, f"{heading} {sentence}", rulebase):
             continue
         own = found_in(topics, content_terms(sentence))
         used = found_in(topics, with_heading)
@@ -147,16 +149,19 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
             continue
         lead = f"{heading}{'：' if chinese else ': '}" if heading and used - own else ""
         names = bool(asked_names and found_in(asked_names, content_terms(sentence)))
-        found.append(((-weighted, not names, -len(own), n, at), Quote(f"{lead}{sentence} [{n}]", n, sentence, weighted)))
+        found.append(((-weighted, not names, -len(own), n, at),
+                      Quote(f"{lead}{sentence} [{n}]", n, sentence, weighted)))
     found.sort(key=lambda x: x[0])
     out: list[Quote] = []
+    seen: set[str] = set()
     for _, q in found:
-        if q.sentence not in {o.sentence for o in out}:
+        if q.sentence not in seen:       # a statement twice (two overlapping chunks): once, at its best rank
+            seen.add(q.sentence)
             out.append(q)
     return out[:MAX_QUOTES]
 
 
-def statements(passage: Any, topics: set[str] = frozenset()) -> Iterator[tuple[int, str]]:  # type: ignore[assignment]
+def statements(passage: Any, topics: set[str] | None = None) -> Iterator[tuple[int, str]]:
     """What a passage states, one statement at a time, with its offset: each prose sentence (its list marker
     dropped, its lines joined), and each table body row read out with its column headers ("Application
     documents of rejected candidates: Retention period 6 months; Starts at date of the rejection"); only the
@@ -176,7 +181,7 @@ def statements(passage: Any, topics: set[str] = frozenset()) -> Iterator[tuple[i
         column = column_at(text, at + line.index("|", line.index("|") + 1) + 1, getattr(passage, "context_prefix", None)) \
             if len(cells) > 1 and not is_separator(line) else None
         if column is not None and len(column.headers) == len(cells) and cells[0]:
-            uses = [len(found_in(topics, content_terms(h))) if i else 0 for i, h in enumerate(column.headers)]
+            uses = [len(found_in(topics or set(), content_terms(h))) if i else 0 for i, h in enumerate(column.headers)]
             named = [i for i, n in enumerate(uses) if n and n == max(uses)]
             kept = [i for i in range(1, len(cells)) if cells[i] and (not named or i in named)]
             # a two-column table's one header says nothing its row label does not, unless it uses the

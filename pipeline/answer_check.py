@@ -12,7 +12,7 @@ from pipeline.answer_scope import (about_another, about_another_subject, about_n
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
-from pipeline.periods import PER_ZH, ZH_PERIOD, around, periods
+from pipeline.periods import PER_ZH, ZH_PERIOD, around, periods, whole_periods
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
@@ -98,8 +98,9 @@ def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
     for i, m in enumerate(ordered):
         stop = ordered[i + 1].start if i + 1 < len(ordered) else len(text)
         after = re.split(r"[.,;:，。；：\n]|\b(?:and|or|but|so)\b", text[m.end:min(stop, m.end + 40)])[0]
-        before = text[max(0, m.start - 5):m.start]        # "每晚 700 元": a Chinese period leads its value
-        out |= periods(after) | {ZH_PERIOD[z.group(1)] for z in PER_ZH.finditer(before)}
+        # "每晚 700 元", "一年共 55,200 元": a Chinese period leads its value
+        before = text[max(0, m.start - 5):m.start]
+        out |= periods(after) | {ZH_PERIOD[z.group(1)] for z in PER_ZH.finditer(before)} | whole_periods(before)
     return out
 
 

@@ -20,6 +20,7 @@ from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
 from pipeline.outcome import final_result
 from pipeline.question import parse_question
+from pipeline.computed_answer import computed_attempt
 from pipeline.quoted_answer import quoted_attempt
 from pipeline.relation_namer import RelationNamer, namer_for
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, validate_question
@@ -74,8 +75,9 @@ class AnswererConfig:
     # sentence embedder (pipeline.relation_namer); off: such a question is answered from the passages alone.
     relation_namer: bool = True
     # Where no draft verifies and the rules prove nothing, a source sentence stating a value of the asked kind
-    # in the question's words is quoted, checked like a draft (pipeline.quoted_answer); off: withheld instead.
-    # Never under the flag policy, whose user asked to see the model's own draft.
+    # in the question's words is quoted, checked like a draft (pipeline.quoted_answer); a total the question's
+    # counts make of a rate one statement gives is computed and quoted with it (pipeline.computed_answer); off:
+    # withheld instead. Never under the flag policy, whose user asked to see the model's own draft.
     quote_answers: bool = True
 
 
@@ -215,11 +217,13 @@ class Answerer:
         assert prompt is not None  # max_attempts >= 1: the loop ran
         if status in (None, "abstained") and self.config.quote_answers and opts.policy != "flag" \
                 and not ctx.rules_answer:
-            quote = quoted_attempt(q, ctx.focus, prompt.passages, rulebase, check_draft)   # the last prompt's sources
+            # the last prompt's sources: a computed total, else a quoted value
+            quote = computed_attempt(q, ctx.focus, prompt.passages, rulebase, check_draft) \
+                or quoted_attempt(q, ctx.focus, prompt.passages, rulebase, check_draft)
             if quote is not None:
                 attempts.append(quote)
                 yield {"type": "attempt", "attempt": len(attempts) - 1, "answer": quote.answer, "ok": True,
-                       "abstained": False, "feedback": None, "quoted": quote.quoted}
+                       "abstained": False, "feedback": None, "quoted": quote.quoted, "computed": quote.computed}
                 status = "verified"
         for a in attempts:
             for stage, spent in a.timings_ms.items():

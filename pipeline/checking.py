@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 from pipeline.answer_check import answer_gap, citation_gap, own_mentions, values_of
 from pipeline.attribution import attach_citations
+from pipeline.calculation import calculations
 from pipeline.context import restates
 from pipeline.evidence import QuestionContext
 from pipeline.grounding import check_values, relation_reports, violations_of
@@ -51,7 +52,7 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     t = time.perf_counter()
     verification = verifier.verify(claims, facts)
     reports = relation_reports(verification, facts, passages, values, rulebase) \
-        + check_values(own_mentions(mentions, question), values)
+        + check_values(own_mentions(mentions, question), values, calculations(question, values))
     reports.sort(key=lambda r: r.start)
     violations = violations_of(verification)
     # An answer that only restates the question (eval fp-12) asserts nothing: its values are

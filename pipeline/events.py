@@ -20,6 +20,7 @@ class AttemptEvent(TypedDict):
     abstained: bool
     feedback: NotRequired[str | None]    # absent when the model abstained: there is nothing to correct
     quoted: NotRequired[int | None]      # a source statement quoted, not a draft: its source's [n]
+    computed: NotRequired[bool]          # and a total computed from the rate it states
 
 
 class AnswerEvent(TypedDict):

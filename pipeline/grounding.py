@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from pipeline.calculation import Calculation, computed_by
 from pipeline.context import content_terms, shares_context
 from pipeline.crossed_values import crossed_by, label_of, other_row_named
 from pipeline.extraction import SUPERSEDED_CF_FACTOR, EvidenceValue, ValueMention
@@ -45,7 +46,11 @@ def values_match(stated: Any, evidence: Any) -> bool:
     return False
 
 
-def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> list[ClaimReport]:
+def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
+                 calculations: Sequence[Calculation] = ()) -> list[ClaimReport]:
+    """A verdict on each value the answer states: supported where a source states it (weaker where the answer
+    does not cite that source), or where it is the total the question's counts make of a rate a source states
+    (``calculations``); unsupported otherwise, with what the sources state instead."""
     reports = []
     for m in mentions:
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
@@ -66,7 +71,10 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             hits = [ev for ev in exact if shares_context(m.context, ev.context)]
             off_topic = [ev for ev in exact if ev not in hits]
         best = sorted(cited or hits, key=lambda ev: ev.superseded)
-        if best:
+        computed = None if best else _computed_report(m, calculations)
+        if computed is not None:
+            reports.append(computed)
+        elif best:
             ev = best[0]
             cf = (1.0 if cited else UNCITED_CF) * (SUPERSEDED_CF_FACTOR if ev.superseded else 1.0)
             how = f"{ev.doc_id} states {ev.text!r}" + (" (a superseded document)" if ev.superseded else "")
@@ -90,6 +98,21 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             reports.append(ClaimReport(m.text, m.start, m.end, "value", "unsupported", 0.0, [], why, m.cited, "value",
                                        [_ev_dict(ev) for ev in shown[:4]], "value"))
     return reports
+
+
+def _computed_report(m: ValueMention, calculations: Sequence[Calculation]) -> ClaimReport | None:
+    """``m`` supported as a calculation's total, where the rate's source is cited or about the same thing."""
+    for calc in computed_by(m.value, calculations):
+        ev = calc.source
+        if ev is None or not (ev.doc_id in m.cited or shares_context(m.context, ev.context)):
+            continue
+        cf = (1.0 if ev.doc_id in m.cited else UNCITED_CF) * (SUPERSEDED_CF_FACTOR if ev.superseded else 1.0)
+        how = f"computed: {calc.how()}, the rate as {ev.doc_id} states it ({ev.text!r})" + \
+            (" (a superseded document)" if ev.superseded else "") + \
+            ("" if ev.doc_id in m.cited else f"; {NOT_CITED} that source")
+        return ClaimReport(m.text, m.start, m.end, "value", "supported", cf, [], how, m.cited, "value",
+                           [_ev_dict(ev)], "value")
+    return None
 
 
 def _ev_dict(ev: EvidenceValue) -> dict:

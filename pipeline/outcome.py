@@ -41,9 +41,12 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
             drafts = attempts[:-1]
             said = ("the model said the documents do not say" if drafts and drafts[-1].abstained
                     else f"no draft of the model's verified ({len(drafts)} tried)")
-            result.reason = (f"{said}; the answer quotes source [{last.quoted}], the statement there (a sentence or "
-                             f"a table row) that states a value of the kind asked in the question's words; "
-                             f"{result.reason}")
+            quoting = (f"the answer computes the total from the rate source [{last.quoted}] states (quoted: the "
+                       f"statement there that fits the question's words) and the counts the question states"
+                       if last.computed else
+                       f"the answer quotes source [{last.quoted}], the statement there (a sentence or a table row) "
+                       f"that states a value of the kind asked in the question's words")
+            result.reason = f"{said}; {quoting}; {result.reason}"
         if ctx.proof is not None:
             result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
         return result

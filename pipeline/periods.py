@@ -25,6 +25,11 @@ def periods(text: str) -> set[str]:
     return out | {ZH_PERIOD[m.group(1)] for m in PER_ZH.finditer(text)}
 
 
+def whole_periods(text: str) -> set[str]:
+    """The whole periods ``text`` names ("全年", "一年共"): a value after them counts that period."""
+    return {ZH_PERIOD[m.group(1) or m.group(2)] for m in _PER_ZH_WHOLE.finditer(text)}
+
+
 def period_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` names a whole period it counts in ("一年的…总共"): no value of the question's own."""
     return [m.span() for m in _PER_ZH_WHOLE.finditer(text)]

@@ -109,14 +109,33 @@ def _whole(passage: Any) -> str:
 def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None = None) -> list[Quote]:
     """The sentences of ``passages`` (numbered [1].. as the prompt shows them) that could answer ``question``,
     best first: each states a value of the asked kind and uses at least the share of the question's topic
-    terms a worded answer must use, counted and weighted by rarity among the statements shown (its section
-    heading counts with it, and leads the quote where it adds terms the sentence lacks)."""
+    terms a worded answer must use (see ``ranked_statements``)."""
     if not quotable(question, focus, rulebase):
         return []
+    stated = own_values(question, focus)
+    wanted = asked_kinds(focus, rulebase) & VALUE_ANSWER_TYPES
+
+    def answers(sentence: str) -> bool:
+        said = [v for v, *_ in find_values(sentence)]
+        asked = [v for v in said if _kind_of(v) & wanted and not any(v == s for s in stated)]
+        return all(any(v == s for s in said) for v in stated) and 0 < len(asked) <= MAX_ASKED_VALUES
+    out: list[Quote] = []
+    seen: set[str] = set()
+    for q in ranked_statements(question, focus, passages, rulebase, answers):
+        if q.sentence not in seen:       # a statement twice (two overlapping chunks): once, at its best rank
+            seen.add(q.sentence)
+            out.append(q)
+    return out[:MAX_QUOTES]
+
+
+def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
+                      fits: Callable[[str], bool]) -> list[Quote]:
+    """The statements of ``passages`` that ``fits`` accepts and that use at least the share of the question's
+    topic terms a worded answer must use, counted and weighted by rarity among the statements shown (its
+    section heading counts with it, and leads the quote where it adds terms the sentence lacks); best first."""
     topics = topic_terms(question, focus)
     if len(topics) < 2:      # one topic word cannot tell the sentences of a passage apart
         return []
-    stated = own_values(question, focus)
     # "王雨博士要在液氮充装间分装液氮，他的低温液体操作培训有效期是多久？": the scene's words are not what is asked
     start, end = asking_clause(question)
     asking = topic_terms(question[start:end], focus) & topics if start else set()
@@ -124,7 +143,6 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     chinese = is_chinese(question)
     lang = "zh" if chinese else "en"
     need = TOPIC_SHARE[lang][0]
-    wanted = asked_kinds(focus, rulebase) & VALUE_ANSWER_TYPES
     found: list[tuple[tuple, Quote]] = []
     shown = [(n, at, sentence, _heading(passage)) for n, passage in enumerate(passages, 1)
              if not names_another_entity(focus, _whole(passage), rulebase)
@@ -134,11 +152,7 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     # A topic term few statements use tells them apart ("raw" of "raw robot telemetry"): it weighs more.
     weight = {t: math.log(1 + len(shown) / (1 + sum(bool(found_in({t}, ts)) for ts in terms))) for t in topics}
     for (n, at, sentence, heading), with_heading in zip(shown, terms):
-        said = [v for v, *_ in find_values(sentence)]
-        if not all(any(v == s for s in said) for v in stated):
-            continue
-        asked = [v for v in said if _kind_of(v) & wanted and not any(v == s for s in stated)]
-        if not 0 < len(asked) <= MAX_ASKED_VALUES or names_another_entity(focus, f"{heading} {sentence}", rulebase):
+        if not fits(sentence) or names_another_entity(focus, f"{heading} {sentence}", rulebase):
             continue
         own = found_in(topics, content_terms(sentence))
         used = found_in(topics, with_heading)
@@ -152,13 +166,7 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
         found.append(((-weighted, not names, -len(own), n, at),
                       Quote(f"{lead}{sentence} [{n}]", n, sentence, weighted)))
     found.sort(key=lambda x: x[0])
-    out: list[Quote] = []
-    seen: set[str] = set()
-    for _, q in found:
-        if q.sentence not in seen:       # a statement twice (two overlapping chunks): once, at its best rank
-            seen.add(q.sentence)
-            out.append(q)
-    return out[:MAX_QUOTES]
+    return [q for _, q in found]
 
 
 def statements(passage: Any, topics: set[str] | None = None) -> Iterator[tuple[int, str]]:

@@ -7,8 +7,8 @@ import re
 from typing import Any, Sequence
 
 from pipeline.answer_scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
-                                   asked_entities, cited_evidence, drops_a_negation, from_an_example, relation_terms,
-                                   repeats_itself)
+                                   asked_entities, asking_clause, cited_evidence, drops_a_negation, from_an_example,
+                                   relation_terms, repeats_itself)
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -239,6 +239,14 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if not enough:
             missing = ", ".join(sorted(topics - used)[:4])
             return f"it leaves out what the question asks about ({missing})"
+        # "With the maximum extensions, how long can a full-time PhD student take to submit the thesis?" is not
+        # answered by "The maximum extensions … can be 12 months" (tuning num-04): a worded answer uses the words
+        # of the clause that asks, not only those of the scene before it, as a quote must (pipeline.quoted_answer)
+        start, end = asking_clause(focus.question)
+        asking = topic_terms(focus.question[start:end], focus) & topics if start else set()
+        if len(own) >= VERBOSE_TERMS[lang] and len(asking) >= 2 and len(found_in(asking, own)) < worded * len(asking):
+            missing = ", ".join(sorted(asking - found_in(asking, own))[:4])
+            return f"it answers the question's setting, not what its last clause asks ({missing})"
         if len(own) >= VERBOSE_TERMS[lang] and mentions:
             # A worded answer can borrow the question's words ("Northwind contributes to the company pension
             # … by providing a home office budget of EUR 500", shipped un-04): its values' source sentences

@@ -166,3 +166,20 @@ def test_a_hyphenated_term_is_found_by_its_words_of_three_letters_or_more():
     # "xr-40" has no such word: only the whole term finds it, never any text at all
     assert found_in({"xr-40"}, content_terms("Value")) == set()
     assert found_in({"xr-40"}, content_terms("the XR-40 needs a three-phase supply")) == {"xr-40"}
+
+
+THESIS = FakePassage("pg/thesis.md", "A full-time PhD thesis must be submitted within 48 months of first registration. "
+                     "Extensions of up to 12 months in total may be granted.", 0.9)
+
+
+def test_a_worded_answer_about_the_setting_does_not_answer_the_asking_clause(rb):
+    # tuning num-04 with the 135M model: the scene's words ("maximum extensions") but not the asked submission time
+    question = "With the maximum extensions, how long can a full-time PhD student take to submit the thesis?"
+    setting = "The maximum extensions of a PhD thesis can be 12 months [1]."
+    assert gap(rb, question, setting, THESIS).startswith("it answers the question's setting, not what its last "
+                                                         "clause asks (")
+    right = "A full-time PhD student can take 60 months to submit the thesis with the maximum extensions [1]."
+    assert "setting" not in (gap(rb, question, right, THESIS) or "")
+    # a terse answer answers through its source row, and a question with no scene has no clause to miss
+    assert "setting" not in (gap(rb, "How long is the submission period of a full-time PhD thesis?",
+                                 "The submission period is 48 months [1].", THESIS) or "")

@@ -6,6 +6,7 @@ import re
 from typing import Any, Sequence
 
 from pipeline.claim_reading import negated
+from pipeline.codes import asked_codes, names_other_codes
 from pipeline.context import content_terms
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, sentences
 from pipeline.grounding import is_bare, values_match
@@ -41,7 +42,26 @@ def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], eviden
                    rulebase: Any | None) -> str | None:
     """Why a value answers about another entity: every source stating it is about one of the asked entity's
     type that the question does not ask about (its row, section or document title names that one and none
-    asked), as "每 2,000 运行小时" from the AX-200 manual for a question about the LX-500."""
+    asked), as "每 2,000 运行小时" from the AX-200 manual for a question about the LX-500. A code the question
+    names that no entity covers ("XR-40" with no domain rules) is held to the same: a value every source of
+    which names only other codes ("LC-220") is not about it."""
+    return _about_another_entity(focus, mentions, evidence, rulebase) or _about_another_code(focus, mentions, evidence)
+
+
+def _about_another_code(focus: QuestionFocus, mentions: Sequence[ValueMention],
+                        evidence: Sequence[EvidenceValue]) -> str | None:
+    asked = asked_codes(focus)
+    for m in mentions:
+        stating = [ev for ev in evidence if ev.value == m.value and not is_bare(m.value)]
+        others = [names_other_codes(asked, " ".join((ev.title, ev.heading, ev.context))) for ev in stating]
+        if stating and all(others):
+            return f"its value {m.text!r} is stated about {sorted(o for o in others if o)[0]}, but the question " \
+                   f"asks about {sorted(asked)[0]}"
+    return None
+
+
+def _about_another_entity(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
+                          rulebase: Any | None) -> str | None:
     if rulebase is None or not focus.entities:
         return None
     asked = {(e.type, e.entity_id) for e in focus.entities}

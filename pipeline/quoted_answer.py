@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
 from pipeline.answer_scope import asking_clause
 from pipeline.answer_types import VALUE_ANSWER_TYPES, asks_two
+from pipeline.codes import asked_codes, names_other_codes
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.prompts import is_chinese
@@ -90,7 +91,10 @@ def own_values(question: str, focus: QuestionFocus) -> list[Any]:
 def names_another_entity(focus: QuestionFocus, text: str, rulebase: Any | None) -> bool:
     """Whether ``text`` names entities of a type the question names, but none the question names: "up to 3
     days per week" of the Berlin policy is no answer about the Shenzhen office, nor the PhD row of a stipend
-    table one about master's students."""
+    table one about master's students. Codes no entity covers count alike: the AX-200 manual's "每 2,000
+    运行小时" is no answer about the LX-500 with no domain rules loaded."""
+    if names_other_codes(asked_codes(focus), text):
+        return True
     asked = focus.ids_by_type
     if rulebase is None or not asked:
         return False

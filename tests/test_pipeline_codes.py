@@ -1,0 +1,53 @@
+"""Product codes as names with no domain rules: a value stated about the LC-220 does not answer about the XR-40,
+and the AX-200 manual is not quoted for the LX-500."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.codes import asked_codes, codes, names_other_codes
+from pipeline.question import parse_question
+from pipeline.quoted_answer import quotes
+from pipeline_fakes import FakePassage, answer_gap_for, rulebase_of
+
+DATASHEETS = FakePassage("equipment/datasheets.md", "| Property | Value |\n|---|---|\n| Power rating | 3.6 kW |\n"
+                         "| Autosampler | 120 samples |\n", 0.9, heading_path=["Tayvale LC-220 liquid chromatograph"])
+AX_MANUAL = FakePassage("zh/ax200_manual.md", "专业保养（由诺风或认证服务商执行）：每 2,000 运行小时或每 12 个月，以先到者为准。",
+                        0.8, heading_path=["AX-200 自主移动机器人用户手册", "保养周期"])
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):          # a rule base declaring no products: the codes are read from the words
+    return rulebase_of('type office "office"\n', tmp_path_factory.mktemp("rules"), "none.rules")
+
+
+def test_codes_are_read_one_way_and_measures_are_not_codes():
+    assert codes("The Aldera XR-40 and the XR40; Tayvale LC-220, HG7 staff") == {"XR-40", "LC-220", "HG-7"}
+    assert codes("3.6 kW, a 20-character password, ISO 9001, Tier 1, the 2025 policy") == set()
+    assert codes("林晓梅（HG9）不能审批 UC-95 的采购") == {"HG-9", "UC-95"}
+
+
+def test_other_codes_only_name_another_thing(bare):
+    focus = parse_question("What is the power rating of the XR-40?", bare)
+    assert asked_codes(focus) == {"XR-40"}
+    assert names_other_codes({"XR-40"}, "Tayvale LC-220: Power rating 3.6 kW") == "LC-220"
+    assert names_other_codes({"XR-40"}, "XR-40 and LC-220 compared") is None
+    assert names_other_codes({"XR-40"}, "Power rating 3.6 kW") is None
+    assert names_other_codes(set(), "Tayvale LC-220") is None
+
+
+def test_a_value_stated_about_another_code_does_not_answer(bare):
+    # tuning fp-03 with the 135M model and no rule files: verified, and the LC-220's rating
+    question = "The Aldera XR-40's autosampler holds 120 samples; what is its power rating?"
+    answer = "The Aldera XR-40's autosampler holds 120 samples; its power rating is 3.6 kW [1]."
+    assert answer_gap_for(bare, question, answer, [DATASHEETS]) == (
+        "its value '3.6 kW' is stated about LC-220, but the question asks about XR-40")
+    other = "What is the power rating of the LC-220?"
+    assert "stated about" not in (answer_gap_for(bare, other, "The LC-220 is rated at 3.6 kW [1].", [DATASHEETS]) or "")
+
+
+def test_a_passage_about_another_code_is_not_quoted(bare):
+    # shipped un-10 with no rule files: the AX-200 manual quoted for the LX-500
+    question = "LX-500 的专业保养周期是多少运行小时？"
+    assert quotes(question, parse_question(question, bare), [AX_MANUAL], bare) == []
+    question = "AX-200 的专业保养周期是多少运行小时？"
+    assert [q.source for q in quotes(question, parse_question(question, bare), [AX_MANUAL], bare)] == [1]

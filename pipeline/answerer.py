@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, runtime_che
 from pipeline import prompts, sources
 from pipeline.answer_reading import read_answer
 from pipeline.checking import Check, check_answer
+from pipeline.computed_answer import source_answer
 from pipeline.events import LoopEvent, StreamEvent
 from pipeline.evidence import QuestionContext, evidence_for, facts_focus, gather
 from pipeline.extraction import strip_citation_lines
@@ -20,8 +21,6 @@ from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
 from pipeline.outcome import final_result
 from pipeline.question import parse_question
-from pipeline.computed_answer import computed_attempt
-from pipeline.quoted_answer import quoted_attempt
 from pipeline.relation_namer import RelationNamer, namer_for
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, validate_question
 
@@ -217,9 +216,7 @@ class Answerer:
         assert prompt is not None  # max_attempts >= 1: the loop ran
         if status in (None, "abstained") and self.config.quote_answers and opts.policy != "flag" \
                 and not ctx.rules_answer:
-            # the last prompt's sources: a computed total, else a quoted value
-            quote = computed_attempt(q, ctx.focus, prompt.passages, rulebase, check_draft) \
-                or quoted_attempt(q, ctx.focus, prompt.passages, rulebase, check_draft)
+            quote = source_answer(q, ctx.focus, prompt.passages, rulebase, check_draft)   # the last prompt's sources
             if quote is not None:
                 attempts.append(quote)
                 yield {"type": "attempt", "attempt": len(attempts) - 1, "answer": quote.answer, "ok": True,

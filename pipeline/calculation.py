@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pipeline.extraction import EvidenceValue, find_values
+from pipeline.symbolic_answer import say_value
 from symbolic.values import Duration, Money, Quantity
 
 # What a rate counts per, as "per item per day", "a night", "/hour", "每册每天", "每人每晚": canonical unit words.
-_PER_EN = re.compile(r"(?:\b(?:per|a|an|each|every)\s+|/\s*)([A-Za-z]+(?:\s+(?!(?:per|a|an|each|every)\b)[A-Za-z]+){0,2})", re.I)
+_PER_EN = re.compile(r"(?:\b(?:per|a|an|each|every)\s+|/\s*)"
+                     r"([A-Za-z]+(?:\s+(?!(?:per|a|an|each|every)\b)[A-Za-z]+){0,2})", re.I)
 _PER_ZH = re.compile(r"每(?:个)?(小时|公里|天|日|晚|夜|周|月|年|人|册|本|件|次|台|辆|间)")
 _ZH_UNIT = {"小时": "hour", "公里": "km", "天": "day", "日": "day", "晚": "night", "夜": "night", "周": "week",
             "月": "month", "年": "year", "人": "person", "册": "item", "本": "item", "件": "item", "次": "time",
@@ -62,14 +64,7 @@ class Calculation:
         """"GBP 38 per hour for 6 hours = GBP 228"."""
         per = "".join(f" per {u}" for u in self.per)
         yearly = " (12 months a year)" if "month" in self.per and any(c.unit == "year" for c in self.counts) else ""
-        return f"{say_money(self.rate, False)}{per} for {self.counted()}{yearly} = {say_money(self.total, False)}"
-
-_ZH_CURRENCY = {"CNY": "元", "EUR": "欧元", "USD": "美元", "GBP": "英镑", "JPY": "日元", "HKD": "港元"}
-
-
-def say_money(value: Money, chinese: bool) -> str:
-    amount = f"{value.amount:,.2f}" if value.amount != int(value.amount) else f"{int(value.amount):,}"
-    return f"{amount} {_ZH_CURRENCY.get(value.currency, value.currency)}" if chinese else f"{value.currency} {amount}"
+        return f"{say_value(self.rate, False)}{per} for {self.counted()}{yearly} = {say_value(self.total, False)}"
 
 
 def _unit(word: str) -> str:
@@ -102,7 +97,7 @@ def question_counts(question: str) -> list[Count]:
         if isinstance(value, Duration) and value.unit in _TIME:
             n, unit = value.value, value.unit
             word = question[start:end].split("-")[-1].strip() if "-" in question[start:end] else ""
-            text = question[start:end] if not word else f"{_number(n)} {unit}{'s' if n != 1 else ''}"
+            text = question[start:end] if not word else f"{n:g} {unit}{'s' if n != 1 else ''}"
         elif isinstance(value, Quantity) and value.unit:
             n, unit, text = value.value, _unit(value.unit), question[start:end]
         elif isinstance(value, Quantity):
@@ -119,10 +114,6 @@ def question_counts(question: str) -> list[Count]:
                 and not _NOT_COUNTED_BEFORE.search(question[max(0, start - 20):start]):
             out.append(Count(n, unit, " ".join(text.split())))
     return out
-
-
-def _number(x: float) -> str:
-    return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
 
 
 def rate_units(text: str, start: int, end: int) -> list[str]:

@@ -7,11 +7,12 @@ import re
 from typing import Any, Callable, Sequence
 
 from pipeline.answer_types import asks_two
-from pipeline.calculation import Calculation, asks_two_costs, question_counts, say_money, statement_calculations
+from pipeline.calculation import Calculation, asks_two_costs, question_counts, statement_calculations
 from pipeline.extraction import find_values
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus
-from pipeline.quoted_answer import asked_kinds, own_values, ranked_statements
+from pipeline.quoted_answer import asked_kinds, checked_attempt, own_values, quoted_attempt, ranked_statements
+from pipeline.symbolic_answer import say_value
 from pipeline.types import Attempt
 from symbolic.values import Duration, Quantity
 
@@ -54,8 +55,8 @@ def computed_answer(question: str, focus: QuestionFocus, passages: Sequence[Any]
     chinese = is_chinese(question)
     quoted = re.sub(r"[.。](?= \[\d+\]$)", "", best.text)     # the sentence's full stop: the answer's own ends it
     if chinese:
-        return f"{calc.counted(True)}共 {say_money(calc.total, True)}（{quoted}）。", best.source, calc
-    return f"{say_money(calc.total, False)} for {calc.counted()} ({quoted}).", best.source, calc
+        return f"{calc.counted(True)}共 {say_value(calc.total, True)}（{quoted}）。", best.source, calc
+    return f"{say_value(calc.total, False)} for {calc.counted()} ({quoted}).", best.source, calc
 
 
 def computed_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
@@ -70,6 +71,12 @@ def computed_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any
     if not result.ok:
         return None
     spent = {stage: result.timings_ms.get(stage, 0.0) for stage in ("extract", "verify")}
-    return Attempt(result.answer, True, result.reports, result.violations, False, None,
-                   {"prefill": 0.0, "decode": 0.0, **spent}, {"prompt_tokens": 0, "completion_tokens": 0},
-                   None, [], result.cited_by_verifier, quoted=source, computed=True)
+    return checked_attempt(result, source, spent, computed=True)
+
+
+def source_answer(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
+                  check: Callable[[str], Any]) -> Attempt | None:
+    """Where no draft verified and the rules prove nothing, an answer from ``passages`` the model did not write:
+    the total computed from a rate one of them states, else the statement of one that states the asked value."""
+    return computed_attempt(question, focus, passages, rulebase, check) \
+        or quoted_attempt(question, focus, passages, rulebase, check)

@@ -224,7 +224,13 @@ def quoted_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any],
         for stage in spent:
             spent[stage] = round(spent[stage] + result.timings_ms.get(stage, 0.0), 3)
         if result.ok:
-            return Attempt(result.answer, True, result.reports, result.violations, False, None,
-                           {"prefill": 0.0, "decode": 0.0, **spent}, {"prompt_tokens": 0, "completion_tokens": 0},
-                           None, [], result.cited_by_verifier, quoted=quote.source)
+            return checked_attempt(result, quote.source, spent)
     return None
+
+
+def checked_attempt(result: Any, source: int, spent: dict[str, float], *, computed: bool = False) -> Attempt:
+    """A passed check of an answer the model did not write (a quote of source [n], or a total computed from
+    it), as an attempt: no tokens, only the time its check took."""
+    return Attempt(result.answer, True, result.reports, result.violations, False, None,
+                   {"prefill": 0.0, "decode": 0.0, **spent}, {"prompt_tokens": 0, "completion_tokens": 0},
+                   None, [], result.cited_by_verifier, quoted=source, computed=computed)

@@ -191,10 +191,11 @@ def _number(x: float) -> str:
 
 def say_value(value: Any, chinese: bool) -> str:
     """A value as a sentence in the question's language states it: "EUR 1,200", "12 天", "8 %"."""
-    if isinstance(value, Money):
+    if isinstance(value, Money):     # an amount with cents shows both digits: "GBP 4.20"
+        amount = f"{value.amount:,.2f}" if value.amount != int(value.amount) else _number(value.amount)
         if chinese:
-            return f"{_number(value.amount)} {_ZH_CURRENCY.get(value.currency, value.currency)}"
-        return f"{value.currency} {_number(value.amount)}"
+            return f"{amount} {_ZH_CURRENCY.get(value.currency, value.currency)}"
+        return f"{value.currency} {amount}"
     if isinstance(value, Quantity) and chinese and value.unit in _ZH_UNITS:
         return f"{_number(value.value)} {_ZH_UNITS[value.unit]}"
     if isinstance(value, Percentage):

@@ -46,6 +46,9 @@ def update_text(seq: Sequence, tokenizer, finished: bool) -> bool:
 
 def make_output(seq: Sequence, finished: bool) -> RequestOutput:
     text = seq.text
+    if finished and seq.finish_reason == "length":
+        # the token budget ended inside a character: its missing bytes never come ("…10 天法定\ufffd")
+        text = text.rstrip("\ufffd")
     visible = len(text)
     if not finished:
         # hold back an incomplete UTF-8 character and a possible stop-string prefix

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from pipeline.answer_scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
                                    asked_entities, asking_clause, cited_evidence, drops_a_negation, from_an_example,
                                    relation_terms, repeats_itself)
+from pipeline.codes import names_a_sibling
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -219,7 +220,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
                 other = next(a for t, a in asked if t == etype)
                 return f"it is about {eid}, but the question asks about {other}"
     answered = own_mentions(mentions, focus.question)   # not "Severity 2" again
+    start, end = asking_clause(focus.question)
     elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(text, answered, evidence) \
+        or names_a_sibling(focus.question[start:end], text) \
         or from_an_example(focus.question, answered, evidence)
     if elsewhere:
         return elsewhere
@@ -242,7 +245,6 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         # "With the maximum extensions, how long can a full-time PhD student take to submit the thesis?" is not
         # answered by "The maximum extensions … can be 12 months" (tuning num-04): a worded answer uses the words
         # of the clause that asks, not only those of the scene before it, as a quote must (pipeline.quoted_answer)
-        start, end = asking_clause(focus.question)
         asking = topic_terms(focus.question[start:end], focus) & topics if start else set()
         if len(own) >= VERBOSE_TERMS[lang] and len(asking) >= 2 and len(found_in(asking, own)) < worded * len(asking):
             missing = ", ".join(sorted(asking - found_in(asking, own))[:4])

@@ -1,5 +1,6 @@
-"""Product and model codes ("LX-500", "XR-40", "UC-95", "HG7"): names a text uses even where no rule file
-declares them, so a value stated about the LC-220 is not taken for the XR-40's with no domain rules loaded."""
+"""Names read from the words where no rule file declares them: product and model codes ("LX-500", "XR-40",
+"HG7"), so a value stated about the LC-220 is not taken for the XR-40's, and capitalised names of one kind
+("Standard Support", "Premium Support"), so an answer about one is not taken for the other's."""
 from __future__ import annotations
 
 import re
@@ -27,3 +28,35 @@ def names_other_codes(asked: set[str], text: str) -> str | None:
     """A code ``text`` names where it names none of ``asked`` (and ``asked`` is not empty), else None."""
     named = codes(text)
     return sorted(named)[0] if asked and named and not named & asked else None
+
+
+# Two or more capitalised words, the last the kind ("Standard Support", "Northwind Fleet Manager"); not a
+# sentence's first word before a name ("The Aldera"), as those are function words.
+_NAME = re.compile(r"(?<![\w-])((?:[A-Z][a-z]+\s+)+)([A-Z][a-z]+)(?![\w-])")
+_FUNCTION = frozenset("The A An This That These Those What Which Who How When Where Why Is Are Can May Does Do "
+                      "If In On At For From By With Under Our My Your Its Their Dr Prof Professor Mr Mrs Ms".split())
+
+
+def capitalised_names(text: str) -> set[tuple[str, str]]:
+    """(modifier, kind) of each capitalised name: ("Standard", "Support") of "Standard Support"."""
+    out = set()
+    for m in _NAME.finditer(text):
+        words = [w for w in m.group(1).split() if w not in _FUNCTION]
+        if words:
+            out.add((" ".join(words), m.group(2)))
+    return out
+
+
+def names_a_sibling(asking_clause: str, answer: str) -> str | None:
+    """Why ``answer`` is about another of the kind its question's asking clause names: it names "Premium
+    Support" and never "Standard Support", asked ("…so what does Standard Support cost after the warranty?")."""
+    asked = capitalised_names(asking_clause)
+    said = capitalised_names(answer)
+    for modifier, kind in sorted(asked):
+        if sum(k == kind for _m, k in asked) > 1:     # "Premium Support, unlike Standard Support": both asked
+            continue
+        # another modifier sharing no word: "Premium" to "Standard"; not "Priya" to "Dr Priya"
+        others = sorted(m for m, k in said if k == kind and not set(m.split()) & set(modifier.split()))
+        if others and not any(k == kind and set(m.split()) & set(modifier.split()) for m, k in said):
+            return f"it is about {others[0]} {kind}, but the question asks about {modifier} {kind}"
+    return None

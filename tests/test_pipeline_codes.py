@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.codes import asked_codes, codes, names_other_codes
+from pipeline.codes import asked_codes, capitalised_names, codes, names_a_sibling, names_other_codes
 from pipeline.question import parse_question
 from pipeline.quoted_answer import quotes
 from pipeline_fakes import FakePassage, answer_gap_for, rulebase_of
@@ -51,3 +51,23 @@ def test_a_passage_about_another_code_is_not_quoted(bare):
     assert quotes(question, parse_question(question, bare), [AX_MANUAL], bare) == []
     question = "AX-200 的专业保养周期是多少运行小时？"
     assert [q.source for q in quotes(question, parse_question(question, bare), [AX_MANUAL], bare)] == [1]
+
+
+def test_an_answer_about_a_sibling_name_does_not_answer(bare):
+    # shipped fp-05 with the 135M model and no rule files: verified, about the other support plan
+    question = ("Premium Support is free while a robot is under warranty, so what does Standard Support cost after "
+                "the warranty?")
+    plans = FakePassage("support/plans.md", "Premium Support costs 9 % of the robot's list price per robot per year. "
+                        "Standard Support costs 6 % of the list price per year after the warranty.", 0.9)
+    wrong = "Premium Support costs 9 % of the robot's list price per robot per year, during or after the warranty [1]."
+    assert answer_gap_for(bare, question, wrong, [plans]) == (
+        "it is about Premium Support, but the question asks about Standard Support")
+    right = "Standard Support costs 6 % of the list price per year after the warranty [1]."
+    assert "Premium" not in (answer_gap_for(bare, question, right, [plans]) or "")
+
+
+def test_a_title_or_a_shorter_name_is_the_same_name_and_two_asked_names_are_both_asked():
+    assert names_a_sibling("Up to what amount can Dr Priya Nair approve?", "Priya Nair may approve GBP 4,500.") is None
+    assert names_a_sibling("Does Premium Support include visits, unlike Standard Support?",
+                           "Premium Support includes on-site visits.") is None
+    assert capitalised_names("The Aldera XR-40 and Northwind Fleet Manager") == {("Northwind Fleet", "Manager")}

@@ -1,6 +1,7 @@
 """Names read from the words where no rule file declares them: product and model codes ("LX-500", "XR-40",
 "HG7"), so a value stated about the LC-220 is not taken for the XR-40's, and capitalised names of one kind
-("Standard Support", "Premium Support"), so an answer about one is not taken for the other's."""
+("Standard Support", "Premium Support"; English only, as Chinese has no capitals), so an answer about one is
+not taken for the other's."""
 from __future__ import annotations
 
 import re

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from pipeline.answer_scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
                                    asked_entities, asking_clause, cited_evidence, drops_a_negation, from_an_example,
                                    relation_terms, repeats_itself)
+from pipeline.calculation import calculations, computed_by
 from pipeline.codes import names_a_sibling
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
@@ -103,6 +104,21 @@ def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
         before = text[max(0, m.start - 5):m.start]
         out |= periods(after) | {ZH_PERIOD[z.group(1)] for z in PER_ZH.finditer(before)} | whole_periods(before)
     return out
+
+
+def _rate_as_total(focus: QuestionFocus, amounts: Sequence[Money], evidence: Sequence[EvidenceValue]) -> str | None:
+    """Why an answer states a rate where the question's counts ask its total ("深圳员工去成都出差 4 天，伙食补助一共是
+    多少？" -> "一共是 120 元", the rate per day; shipped num-10 with the 0.5B model and no rule files)."""
+    if "money" not in focus.answer_types or "yesno" in focus.answer_types or not amounts:
+        return None
+    calcs = calculations(focus.question, evidence)
+    if not calcs or any(computed_by(v, calcs) for v in amounts):
+        return None
+    rate = next((c for c in calcs if any(v == c.rate for v in amounts)), None)
+    if rate is None:
+        return None
+    return (f"the question counts {rate.counted()}, and the answer states the rate per {' per '.join(rate.per)} "
+            f"({format_value(rate.rate)}), not its total")
 
 
 def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
@@ -209,6 +225,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if counted and not asked_per and amounts and all(any(values_match(v, ev.value) for ev in evidence) for v in amounts):
         return (f"the question asks about {counted}, and the answer states only an amount the sources give as it "
                 f"is, not the total for {counted}")
+    rate_as_total = _rate_as_total(focus, amounts, evidence) if not asked_per else None
+    if rate_as_total:
+        return rate_as_total
     off_column = column_gap(focus, mentions, evidence)
     if off_column:
         return off_column

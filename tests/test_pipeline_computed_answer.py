@@ -188,3 +188,20 @@ def test_odd_input_gives_no_count_and_no_answer_never_an_error(rulebase):
     assert answer(q, [], rulebase) is None
     assert answer(q, [broken], rulebase) is None      # a row with no header row is no statement
     assert calculations(q, []) == []
+
+
+def test_a_draft_stating_the_rate_as_the_total_fails_and_the_total_is_computed(rulebase):
+    # shipped num-10 with the 0.5B model and no rule files: "一共是 120 元", the rate per day, was verified
+    q = "深圳员工去成都出差 4 天，伙食补助一共是多少？"
+    a = Answerer(ScriptedGenerator(["深圳员工去成都出差 4 天，伙食补助一共是 120 元 [1]。"] * 3), FixedRetriever([MEALS_ZH]),
+                 rulebase, AnswererConfig(symbolic_answers=False, lm_extraction=False))
+    r = a.ask(q)
+    assert "the question counts 4 天, and the answer states the rate per person per day (120 CNY), not its total" \
+        in r.attempts[0].gaps
+    assert r.status == "verified" and r.attempts[-1].computed and r.answer.startswith("4 天共 480 元（")
+
+
+def test_what_something_costs_asks_an_amount_of_money_not_a_discount():
+    from pipeline.answer_types import answer_types
+    assert answer_types("What do 10 AX-200 robots cost at list price after the volume discount?") == {"money"}
+    assert answer_types("What is the most a 4-night hotel stay in Paris can cost?") == {"money"}

@@ -16,6 +16,7 @@ from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_c
 from pipeline.grounding import NOT_CITED, values_match
 from pipeline.periods import PER_ZH, ZH_PERIOD, around, periods, whole_periods
 from pipeline.prompts import is_chinese
+from pipeline.answer_types import TOTAL_WORDS
 from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
 from symbolic.values import Money, Quantity, format_value, value_type
@@ -107,9 +108,10 @@ def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
 
 
 def _rate_as_total(focus: QuestionFocus, amounts: Sequence[Money], evidence: Sequence[EvidenceValue]) -> str | None:
-    """Why an answer states a rate where the question's counts ask its total ("深圳员工去成都出差 4 天，伙食补助一共是
-    多少？" -> "一共是 120 元", the rate per day; shipped num-10 with the 0.5B model and no rule files)."""
-    if "money" not in focus.answer_types or "yesno" in focus.answer_types or not amounts:
+    """Why an answer states a rate where the question asks the total its counts make ("深圳员工去成都出差 4 天，伙食补助
+    一共是多少？" -> "一共是 120 元", the rate per day; shipped num-10 with the 0.5B model and no rule files)."""
+    if "money" not in focus.answer_types or "yesno" in focus.answer_types or not amounts \
+            or not TOTAL_WORDS.search(focus.question):       # "the per diem for a 3-day trip" may ask the rate
         return None
     calcs = calculations(focus.question, evidence)
     if not calcs or any(computed_by(v, calcs) for v in amounts):

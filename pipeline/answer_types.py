@@ -49,6 +49,11 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
 _TYPE_RES = [(re.compile(rx, re.IGNORECASE), types) for rx, types in _TYPE_CUES]
 
 
+# A total is computed from what sources state per item or per period ("the total per diem for 4 full days",
+# "一共是多少"): no sentence states it.
+TOTAL_WORDS = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b|总共|一共|合计|总计|共计|总额", re.IGNORECASE)
+
+
 def asks_two(question: str) -> bool:
     """A question of two question sentences ("…最多几天内可以无理由退货？质量问题换货的期限是几天？") asks two things."""
     return len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
 from pipeline.answer_scope import asking_clause
-from pipeline.answer_types import VALUE_ANSWER_TYPES, asks_two
+from pipeline.answer_types import TOTAL_WORDS, VALUE_ANSWER_TYPES, asks_two
 from pipeline.codes import asked_codes, names_other_codes
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import blanked, find_values, sentences
@@ -58,8 +58,6 @@ class Quote:
 # "Which version does it need, and how long is it supported?": a second question joined by "and".
 _SECOND_ASK = re.compile(r",?\s+and\s+(?:how|what|which|when|where|who|whom|is|are|does|do|can|may|must)\b",
                          re.IGNORECASE)
-# A total is computed from what sources state per item or per period; no sentence states it.
-_TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b|总共|一共|合计|总计|共计|总额", re.IGNORECASE)
 
 
 def asked_kinds(focus: QuestionFocus, rulebase: Any | None = None) -> frozenset[str]:
@@ -77,7 +75,7 @@ def quotable(question: str, focus: QuestionFocus, rulebase: Any | None = None) -
     asks no total and no count ("three nights"): those are computed from what sources state."""
     wanted = asked_kinds(focus, rulebase)
     return bool(wanted & VALUE_ANSWER_TYPES) and not wanted & _NOT_QUOTED and not asks_two(question) \
-        and not _SECOND_ASK.search(question) and not _TOTAL.search(question) and not COUNT_WORDS.search(question)
+        and not _SECOND_ASK.search(question) and not TOTAL_WORDS.search(question) and not COUNT_WORDS.search(question)
 
 
 def own_values(question: str, focus: QuestionFocus) -> list[Any]:

@@ -57,12 +57,12 @@ def test_an_answer_about_a_sibling_name_does_not_answer(bare):
     # shipped fp-05 with the 135M model and no rule files: verified, about the other support plan
     question = ("Premium Support is free while a robot is under warranty, so what does Standard Support cost after "
                 "the warranty?")
-    plans = FakePassage("support/plans.md", "Premium Support costs 9 % of the robot's list price per robot per year. "
-                        "Standard Support costs 6 % of the list price per year after the warranty.", 0.9)
-    wrong = "Premium Support costs 9 % of the robot's list price per robot per year, during or after the warranty [1]."
+    plans = FakePassage("support/plans.md", "Premium Support costs EUR 3,465 per robot per year. "
+                        "Standard Support costs EUR 2,310 per robot per year after the warranty.", 0.9)
+    wrong = "Premium Support costs EUR 3,465 per robot per year, during or after the warranty [1]."
     assert answer_gap_for(bare, question, wrong, [plans]) == (
         "it is about Premium Support, but the question asks about Standard Support")
-    right = "Standard Support costs 6 % of the list price per year after the warranty [1]."
+    right = "Standard Support costs EUR 2,310 per robot per year after the warranty [1]."
     assert "Premium" not in (answer_gap_for(bare, question, right, [plans]) or "")
 
 

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from pipeline.answer_scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
                                    asked_entities, asking_clause, cited_evidence, drops_a_negation, from_an_example,
                                    relation_terms, repeats_itself)
-from pipeline.calculation import calculations, computed_by
+from pipeline.calculation import Calculation, calculations, computed_by
 from pipeline.codes import names_a_sibling
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
@@ -107,13 +107,12 @@ def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
     return out
 
 
-def _rate_as_total(focus: QuestionFocus, amounts: Sequence[Money], evidence: Sequence[EvidenceValue]) -> str | None:
+def _rate_as_total(focus: QuestionFocus, amounts: Sequence[Money], calcs: Sequence[Calculation]) -> str | None:
     """Why an answer states a rate where the question asks the total its counts make ("深圳员工去成都出差 4 天，伙食补助
     一共是多少？" -> "一共是 120 元", the rate per day; shipped num-10 with the 0.5B model and no rule files)."""
     if "money" not in focus.answer_types or "yesno" in focus.answer_types or not amounts \
             or not TOTAL_WORDS.search(focus.question):       # "the per diem for a 3-day trip" may ask the rate
         return None
-    calcs = calculations(focus.question, evidence)
     if not calcs or any(computed_by(v, calcs) for v in amounts):
         return None
     rate = next((c for c in calcs if any(v == c.rate for v in amounts)), None)
@@ -167,8 +166,10 @@ def states_value(text: str, values: Sequence[Any], value: Any) -> bool:
 
 
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
-               rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = ()) -> str | None:
-    """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on."""
+               rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = (),
+               calcs: Sequence[Calculation] | None = None) -> str | None:
+    """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on. ``calcs``: the
+    totals the question's counts make of the evidence's rates, where the caller has them already."""
     text = mask_citations(answer)
     values = values_of(claims, mentions)
     if proof is not None:
@@ -227,7 +228,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if counted and not asked_per and amounts and all(any(values_match(v, ev.value) for ev in evidence) for v in amounts):
         return (f"the question asks about {counted}, and the answer states only an amount the sources give as it "
                 f"is, not the total for {counted}")
-    rate_as_total = _rate_as_total(focus, amounts, evidence) if not asked_per else None
+    if calcs is None:
+        calcs = calculations(focus.question, evidence)
+    rate_as_total = _rate_as_total(focus, amounts, calcs) if not asked_per else None
     if rate_as_total:
         return rate_as_total
     off_column = column_gap(focus, mentions, evidence)

@@ -51,8 +51,9 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     extract_s = time.perf_counter() - t
     t = time.perf_counter()
     verification = verifier.verify(claims, facts)
+    calcs = calculations(question, values)      # the totals a stated amount may be; both checks below use them
     reports = relation_reports(verification, facts, passages, values, rulebase) \
-        + check_values(own_mentions(mentions, question), values, calculations(question, values))
+        + check_values(own_mentions(mentions, question), values, calcs)
     reports.sort(key=lambda r: r.start)
     violations = violations_of(verification)
     # An answer that only restates the question (eval fp-12) asserts nothing: its values are
@@ -61,7 +62,7 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     no_claims = require_claim and (not reports or restated)
     gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, rulebase),
                         breach_gap(answer, claims, ctx.breaches, rulebase),
-                        answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values),
+                        answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values, calcs),
                         citation_gap(reports)) if g]
     if no_claims:
         gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)" if restated else ""))

@@ -48,8 +48,14 @@ CURRENCY_ALIASES: dict[str, str] = {
     "人民币": "CNY", "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR",
     "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP", "英镑": "GBP", "jpy": "JPY", "日元": "JPY",
     "hkd": "HKD", "港元": "HKD", "港币": "HKD", "元人民币": "CNY",
+    "瑞士法郎": "CHF", "澳元": "AUD", "加元": "CAD", "新加坡元": "SGD", "新台币": "TWD", "韩元": "KRW",
+    "₹": "INR", "₩": "KRW", "a$": "AUD", "c$": "CAD", "s$": "SGD", "nt$": "TWD", "zł": "PLN",
 }
-CURRENCIES = {"USD", "CNY", "EUR", "GBP", "JPY", "HKD"}
+# ISO 4217 codes of further currencies, read only in capitals ("CHF 120", "450 SEK"): none is an English
+# word then, where "try", "mop" or "all" in lower case would be. Each is its own alias.
+ISO_CODES = ("AED", "AUD", "BRL", "CAD", "CHF", "CZK", "DKK", "HUF", "IDR", "ILS", "INR", "KRW", "MXN", "MYR",
+             "NOK", "NZD", "PLN", "SAR", "SEK", "SGD", "THB", "TWD", "ZAR")
+CURRENCIES = {"USD", "CNY", "EUR", "GBP", "JPY", "HKD", *ISO_CODES}
 
 
 def canonical_unit(unit: str) -> str:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .numerals import EN_NUMBER_WORDS, ZH_NUMERAL_CHARS, parse_number_word
-from .units import (CURRENCIES, CURRENCY_ALIASES, TIME_DIMENSIONS, UNIT_ALIASES, UNITS,  # noqa: F401 (re-exported)
+from .units import (CURRENCIES, CURRENCY_ALIASES, ISO_CODES, TIME_DIMENSIONS, UNIT_ALIASES, UNITS,  # noqa: F401 (re-exported)
                     _DAYS_PER_MONTH, canonical_currency, canonical_unit)
 
 
@@ -196,8 +196,11 @@ _COMPOUND_DURATION = "|".join(
     + _one_duration(_unit_words(lambda u, b=b: u == b)) for a, b in _COMPOUND_PAIRS)
 DURATION_RE = rf"(?:{_COMPOUND_DURATION}|{_SINGLE_DURATION})"
 QUANTITY_RE = rf"(?:{ANY_NUM}{_JOIN}{_alternation(_OTHER_UNIT_WORDS)}{_END}|{DURATION_RE})"
-_CURRENCY_PREFIX = _alternation(["$", "US$", "¥", "￥", "€", "£"]) + "|" + r"(?:USD|CNY|RMB|EUR|GBP|JPY|HKD)\b"
-_CURRENCY_SUFFIX = _alternation([k for k in CURRENCY_ALIASES if k not in ("$", "us$", "¥", "￥", "€", "£")])
+_SIGNS = ("$", "us$", "¥", "￥", "€", "£", "₹", "₩", "a$", "c$", "s$", "nt$")
+_ISO = rf"(?-i:{'|'.join(ISO_CODES)})\b"    # capitals only, even where the rest of a pattern ignores case
+_CURRENCY_PREFIX = (_alternation(["$", "US$", "¥", "￥", "€", "£", "₹", "₩", "A$", "C$", "S$", "NT$"]) + "|"
+                    + r"(?:USD|CNY|RMB|EUR|GBP|JPY|HKD)\b|" + _ISO)
+_CURRENCY_SUFFIX = "(?:" + _alternation([k for k in CURRENCY_ALIASES if k not in _SIGNS]) + "|" + _ISO + ")"
 # After a currency sign "m" is a million too ("$3m"); elsewhere it is a metre.
 # "8 Euro pallets" counts pallets (the EPAL "Euro pallet"): a currency word that names a pallet is no money.
 _NOT_MONEY_AFTER = r"(?!\s*-?\s*pallets?\b)"

@@ -44,15 +44,19 @@ def test_number_words(text, n):
     ("6-hour", Duration(6, "hour")), ("two-week", Duration(14, "day")), ("10-day", Duration(10, "day")),
     ("5 GB", Quantity(5000, "mb")), ("20 kWh", Quantity(20000, "wh")), ("220千伏", Quantity(220_000, "v")),
     ("5千米", Quantity(5, "km")), ("3 tonnes", Quantity(3000, "kg")), ("36摄氏度", Quantity(36, "°c")),
+    ("CHF 3.80", Money(3.8, "CHF")), ("450 SEK", Money(450, "SEK")), ("A$ 30", Money(30, "AUD")),
+    ("₹2,500", Money(2500, "INR")), ("NT$ 900", Money(900, "TWD")), ("1,000 瑞士法郎", Money(1000, "CHF")),
+    ("200 澳元", Money(200, "AUD")), ("CAD 1.2k", Money(1200, "CAD")),
 ])
 def test_values(text, value):
     got = parse_value(text)
     assert got == value and type(got) is type(value)
 
 
-@pytest.mark.parametrize("text", ["eighth", "Ah", "1,5", "1 h 30 kg"])
+@pytest.mark.parametrize("text", ["eighth", "Ah", "1,5", "1 h 30 kg", "try 5", "120 chf", "all 3"])
 def test_not_values(text):
-    # a number word needs a space before its unit ("eighth" is no 8 h); a bare 1,5 may be a list
+    # a number word needs a space before its unit ("eighth" is no 8 h); a bare 1,5 may be a list; the further
+    # ISO codes are read in capitals only ("try" is the Turkish lira's code)
     with pytest.raises(ValueError):
         parse_value(text)
 
@@ -61,3 +65,14 @@ def test_display_is_plain():
     assert str(parse_value("$3m")) == "3000000 USD"          # not 3e+06
     assert str(parse_value("20 kWh")) == "20 kwh"             # no English plural on a symbol
     assert str(parse_value("1 h 30 min")) == "90 minutes"
+
+
+def test_an_iso_code_in_capitals_is_money_in_running_text_and_in_rules(tmp_path):
+    from pipeline.extraction import find_values
+    from symbolic import load_rulebase
+    found = [(v, kind) for v, kind, *_ in find_values("The pass is CHF 9.40; try 5 times, or pay 450 SEK.")]
+    assert found == [(Money(9.4, "CHF"), "money"), (Quantity(5), "number"), (Money(450, "SEK"), "money")]
+    (tmp_path / "x.rules").write_text('type zone\nentity zone zone_1 "zone 1"\nrelation day_pass(zone, money[CHF])\n'
+                                      'fact day_pass(zone_1, "CHF 9.40")\n')
+    rb = load_rulebase(tmp_path)
+    assert [f.args for f in rb.facts if f.relation == "day_pass"] == [("zone_1", Money(9.4, "CHF"))]

@@ -67,10 +67,23 @@ def _alone_in_brackets(answer: str, cs: int, ce: int, mention: ValueMention) -> 
 _AFTER_RE = re.compile(r"^(?:\s*[A-Za-z0-9%°'’-]+){1,3}|^\s*[^\sA-Za-z]{0,6}")
 
 
+# English inflections of a name's word in an answer: "changed", "charging", "applies" say "change", "charge", "apply"
+_INFLECTIONS = ("d", "ed", "ing", "es")
+
+
+def _inflected(t: str, term: str) -> bool:
+    """``t`` is ``term`` inflected: "changed" / "change", "charging" / "charge", "carried" / "carry"."""
+    if len(term) < 4 or not t.startswith(term[:-1]):
+        return False
+    return any(t == term + s or t == term[:-1] + s or term.endswith("y") and t == term[:-1] + "i" + s
+               for s in _INFLECTIONS)
+
+
 def _said(term: str, terms: frozenset[str]) -> bool:
-    """A name's word is said when the clause has it, or has the first part of an English compound ("runs"
-    says "runtime": a verb for its noun); three letters at least."""
-    return term in terms or term.isascii() and any(len(t) >= 3 and t.isascii() and term.startswith(t) for t in terms)
+    """A name's word is said when the clause has it, inflected ("changed" says "change"), or has the first part
+    of an English compound ("runs" says "runtime": a verb for its noun); three letters at least."""
+    return term in terms or term.isascii() and any(
+        t.isascii() and (len(t) >= 3 and term.startswith(t) or _inflected(t, term)) for t in terms)
 
 
 def name_score(sig: Any, terms: frozenset[str], rulebase: Any = None) -> float:
@@ -224,8 +237,11 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             continue
         s, e, cs, ce = value_clause(answer, m)
         terms = clause_terms(answer, cs, m.end, ce)
-        sig = best_named([sig for sig in sigs if fits(sig, m.value)], terms, min_score, rulebase=rulebase,
+        fitting = [sig for sig in sigs if fits(sig, m.value)]
+        sig = best_named(fitting, terms, min_score, rulebase=rulebase,
                          glossed=clause_gloss(answer, cs, m.end, ce, rulebase))
+        if sig is None and min_score < 1.0:
+            sig = _modified_name(answer, m, fitting, rulebase)
         if sig is None:
             continue
         in_sentence = find_entities(answer[s:e], rulebase)
@@ -239,6 +255,27 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         if None not in subjects:
             out.append((vocabulary_claim(sig.name, (*subjects, m.value), answer, s, e, m.cited), m))
     return out
+
+
+# A value written as a modifier of the noun after it: "a 24-month warranty", "the 8-hour runtime".
+_MODIFIER_VALUE = re.compile(r"\d\s*-\s*[A-Za-z]+$")
+_HEAD_WORDS = re.compile(r"(?:\s+[A-Za-z][A-Za-z-]*){1,3}")
+
+
+def _modified_name(answer: str, m: ValueMention, sigs: Sequence[Any], rulebase: Any) -> Any:
+    """The relation a hyphenated value modifies: the noun phrase right after "a 24-month" measures what its
+    head names, so half a name said there is enough where the clause's score is not ("warranty" of "robot
+    warranty"), with the clause's tie rule (the shorter name when the longer one's extra words are not said)."""
+    if not _MODIFIER_VALUE.search(m.text):
+        return None
+    phrase = _HEAD_WORDS.match(answer, m.end)
+    words = re.split(r"\s+(?:per|of|for|on|in|at|with|and|or|to|from|by)\b", phrase.group(0))[0] if phrase else ""
+    terms = frozenset(content_terms(words))
+    head = content_terms(words.split()[-1]) if words.split() else set()
+    # the phrase's head noun must be a word of the name: a "3-hour charging time" is a time, not a "runtime per charge"
+    named = [sig for sig in sigs if any(all(_said(h, frozenset(content_terms(n))) for h in head) and head
+                                         for n in relation_names(sig))]
+    return best_named(named, terms, 0.5, rulebase=rulebase) if named else None
 
 
 def _asked_values(question: str, rulebase: Any) -> list[tuple[Any, set[tuple[str, str]]]]:

@@ -179,7 +179,8 @@ def test_a_verb_says_the_compound_noun_it_starts(rb):
     runtime = type("Sig", (), {"label": "runtime per charge", "aliases": (), "name": "battery_runtime"})()
     assert name_score(runtime, frozenset({"run", "charge"})) == 1.0          # "runs ... per charge"
     assert name_score(runtime, frozenset({"ru", "charge"})) == 0.5           # two letters say nothing
-    assert name_score(runtime, frozenset({"runtimes", "charge"})) == 0.5     # longer is not a prefix
+    assert name_score(runtime, frozenset({"runtimer", "charge"})) == 0.5     # longer is not a prefix
+    assert name_score(runtime, frozenset({"runtimes", "charge"})) == 1.0     # ... but an inflection says it
     assert name_score(runtime, frozenset({"时间"})) == 0.0
 
 
@@ -294,3 +295,37 @@ def test_the_questions_value_given_to_the_entity_of_its_own_clause_is_an_echo(rb
     assert _values(rb, q, "The LX-500's list price is EUR 38,500.") == []
     # a relation of a type the question's clause names none of: the question's value echoed, not read
     assert _values(rb, "Is EUR 38,500 the usual figure?", "The mileage rate is EUR 38,500.") == []
+
+
+def test_a_hyphenated_value_is_read_as_the_relation_its_head_noun_names(tmp_path):
+    # "a 24-month warranty": the phrase after the value is what it measures; half the name is enough there,
+    # and the shorter name wins where the longer one's extra word ("battery") is not said
+    rb = rulebase_of("""
+type product "product"
+entity product ax_200 "AX-200"
+entity product lx_500 "LX-500"
+relation warranty_period(p: product, d: duration[month]) "robot warranty"
+relation battery_warranty_period(p: product, d: duration[month]) "battery warranty"
+""", tmp_path)
+    assert _values(rb, "How long is the AX-200 covered?", "The AX-200 has a 24-month warranty.") == [
+        "warranty_period(ax_200, 24 months)"]
+    assert _values(rb, "How long is the LX-500 covered?", "The LX-500 comes with an 18-month battery warranty.") == [
+        "battery_warranty_period(lx_500, 18 months)"]
+    # the head noun must be a word of the name: a "24-month extension" or "24-month robot lease" is no warranty
+    assert _values(rb, "How long is the AX-200 covered?", "The AX-200 has a 24-month extension.") == []
+    assert _values(rb, "How long is the AX-200 covered?", "The AX-200 has a 24-month robot lease.") == []
+    # a value not written as a modifier needs its clause's two thirds, as before
+    assert _values(rb, "How long is the AX-200 covered?", "The AX-200 has a warranty: 24 months.") == []
+
+
+def test_an_inflected_word_says_the_name_it_inflects(tmp_path):
+    rb = rulebase_of("""
+type account "account"
+entity account staff "staff account" aka "staff"
+relation password_change_interval(a: account, d: duration[day]) "password change interval"
+relation password_length(a: account, n: number) "minimum password length"
+""", tmp_path)
+    # "passwords … changed" says "password" and "change": two thirds of the name
+    assert facts_read(value_claims, rb, "How often?", "Staff passwords must be changed every 90 days.") == [
+        "password_change_interval(staff, 90 days)"]
+    assert facts_read(value_claims, rb, "How often?", "Staff passwords are renewed every 90 days.") == []

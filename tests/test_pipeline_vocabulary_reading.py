@@ -180,7 +180,6 @@ def test_a_verb_says_the_compound_noun_it_starts(rb):
     assert name_score(runtime, frozenset({"run", "charge"})) == 1.0          # "runs ... per charge"
     assert name_score(runtime, frozenset({"ru", "charge"})) == 0.5           # two letters say nothing
     assert name_score(runtime, frozenset({"runtimer", "charge"})) == 0.5     # longer is not a prefix
-    assert name_score(runtime, frozenset({"runtimes", "charge"})) == 1.0     # ... but an inflection says it
     assert name_score(runtime, frozenset({"时间"})) == 0.0
 
 
@@ -318,14 +317,12 @@ relation battery_warranty_period(p: product, d: duration[month]) "battery warran
     assert _values(rb, "How long is the AX-200 covered?", "The AX-200 has a warranty: 24 months.") == []
 
 
-def test_an_inflected_word_says_the_name_it_inflects(tmp_path):
+def test_an_inflected_word_does_not_say_the_name(tmp_path):
     rb = rulebase_of("""
-type account "account"
-entity account staff "staff account" aka "staff"
-relation password_change_interval(a: account, d: duration[day]) "password change interval"
-relation password_length(a: account, n: number) "minimum password length"
+type policy "policy"
+entity policy travel "travel policy"
+relation expense_submission_deadline(p: policy, d: duration[day]) "expense report deadline"
 """, tmp_path)
-    # "passwords … changed" says "password" and "change": two thirds of the name
-    assert facts_read(value_claims, rb, "How often?", "Staff passwords must be changed every 90 days.") == [
-        "password_change_interval(staff, 90 days)"]
-    assert facts_read(value_claims, rb, "How often?", "Staff passwords are renewed every 90 days.") == []
+    # "reported" would say "report" and "Dead" the start of "deadline": two thirds of a name about something else
+    answer = "Dead on arrival: a product that does not work must be reported within 7 days of delivery."
+    assert facts_read(value_claims, rb, "Within how many days must it be reported?", answer) == []

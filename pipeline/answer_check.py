@@ -27,7 +27,8 @@ _POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permi
 _ASKING = frozenset("""how many much long what which who whom whose when where why is are does do can may must
 day days week weeks month months year years hour hours minute minutes amount number price cost get there
 need needs required require fast quickly soon often far""".split())
-_ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多久|多长")
+# "多久要做一次…" asks how often: its "要做一次" says how it asks, as "how often" does, not what about.
+_ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多久|多长|(?:需要|要)?(?:做|进行)?一次")
 # A Chinese character pair holding a function character ("的年" of "…的年终奖") names no topic.
 _ZH_FUNCTION = set("的是了在有和与及或每个这那其之也都就把被对为以于从到")
 

@@ -16,6 +16,8 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
     (r"\b(what|which)\s+(?:[a-z-]+\s+){0,2}?(percentage|percent|share|discount|rate)\b|\bhow\s+many\s+percent\b|"
      r"百分之几|百分比|多少%|折扣是多少|几折",
      ("percent",)),
+    # "多久做一次二级保养" asks how often, as "how often" does: an interval in time or in distance ("每两万公里")
+    (r"(?:多久|多长时间|每隔多久)[^？?，,。]{0,10}一次", ("duration", "quantity")),
     # "how long must the password be?" asks a length or a count as much as a period
     (r"\bhow\s+long\s+(?:must|should|does|do|can|is|are|has\s+to|have\s+to|needs?\s+to)\b[^?]*\bbe\s*\??\s*$",
      ("duration", "number", "quantity")),
@@ -49,14 +51,38 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
 _TYPE_RES = [(re.compile(rx, re.IGNORECASE), types) for rx, types in _TYPE_CUES]
 
 
+# The nouns a question word asks for, which a relation's name may use where the question does not: "how far
+# can it go" asks the range, "how long may they drive" the longest driving, "多久…一次" the interval (保养周期).
+_ASKED_NOUNS = [(re.compile(rx, re.IGNORECASE), frozenset(nouns)) for rx, nouns in [
+    (r"\bhow\s+far\b(?!\s+in\s+advance)|多远", ("range", "distance")),
+    (r"\bhow\s+fast\b|多快", ("speed",)),
+    (r"\bhow\s+heavy\b|多重", ("weight",)),
+    (r"\bhow\s+old\b", ("age",)),
+    (r"\bhow\s+often\b|(?:多久|多长时间)[^？?，,。]{0,10}一次|每隔多久", ("interval", "frequency", "周期", "频率")),
+    (r"\bhow\s+(?:long|much|many|far)\b[^?]*\b(?:may|can|could|allowed)\b|\bat\s+most\b|\bup\s+to\b|最多|最长|不超过",
+     ("maximum", "max", "longest", "limit", "highest", "上限")),
+    (r"\bat\s+least\b|\bminimum\b|最少|至少|最短", ("minimum", "min", "shortest", "least", "下限")),
+]]
+
+
+def asked_nouns(question: str) -> frozenset[str]:
+    """The nouns the question's words ask for (English and Chinese cues; see _ASKED_NOUNS)."""
+    return frozenset().union(*(nouns for rx, nouns in _ASKED_NOUNS if rx.search(question)))
+
+
 # A total is computed from what sources state per item or per period ("the total per diem for 4 full days",
 # "一共是多少"): no sentence states it.
 TOTAL_WORDS = re.compile(r"\b(?:total|in all|altogether|combined|sum)\b|总共|一共|合计|总计|共计|总额", re.IGNORECASE)
 
 
+# "Who approves thesis extensions, and what is that person's grade?": a second question joined by "and".
+_SECOND_ASK = re.compile(r",?\s+and\s+(?:how|what|which|when|where|who|whom)\b", re.IGNORECASE)
+
+
 def asks_two(question: str) -> bool:
-    """A question of two question sentences ("…最多几天内可以无理由退货？质量问题换货的期限是几天？") asks two things."""
-    return len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1
+    """A question of two question sentences ("…最多几天内可以无理由退货？质量问题换货的期限是几天？"), or of two
+    questions joined by "and" ("Who approves X, and what is their grade?"), asks two things."""
+    return len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1 or bool(_SECOND_ASK.search(question))
 
 
 def answer_types(question: str) -> frozenset[str]:

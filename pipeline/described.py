@@ -8,6 +8,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
+from pipeline.context import content_terms
 from pipeline.extraction import blanked, find_values
 from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names
 from symbolic.model import VALUE_TYPES
@@ -27,13 +28,18 @@ def described_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
         owning = {f.args[0]: f.relation for f in facts
                   if len(f.args) == 2 and isinstance(f.args[0], str) and f.args[0] in rulebase.entities
                   and _same(f.args[1], value)}
+        # "52 seats": the count's noun names the relation it counts, whose facts alone are read
+        counted = {e: r for e, r in owning.items() if _counts_relation(focus.question, end, rulebase.relations.get(r))}
+        if kind == "number" and counted:
+            owning = counted
         if len(owning) != 1:
             continue
         [(owner_id, relation)] = owning.items()
         owner = rulebase.entities[owner_id]
         # a bare count describes a thing only where the question says what kind of thing ("the instrument
-        # with a 120-vial autosampler"); elsewhere it is the asker's case ("3 items returned late")
-        if kind == "number" and not _names_type(focus.question, rulebase.types.get(owner.type)):
+        # with a 120-vial autosampler") or what it counts ("52 seats"); elsewhere it is the asker's case ("3
+        # items returned late")
+        if kind == "number" and not counted and not _names_type(focus.question, rulebase.types.get(owner.type)):
             continue
         if owner.type not in named_types and all(x.entity_id != owner.id for x in out):
             out.append(EntityMention(owner.id, owner.type, focus.question[start:end], start, end, relation))
@@ -46,6 +52,20 @@ def _names_type(question: str, etype: Any) -> bool:
         return False
     names = [n for n in (etype.name.replace("_", " "), etype.label, *etype.aliases) if n and n.strip()]
     return any(re.search(name_regex(n), question, re.IGNORECASE) for n in names)
+
+
+_NOUN_AFTER = re.compile(r"\s*([A-Za-z][A-Za-z-]*|[\u4e00-\u9fff]{1,4})")
+
+
+def _counts_relation(question: str, end: int, sig: Any) -> bool:
+    """Whether the word after a bare count says what the count measures: "the bus model that has 52 seats"
+    counts the seats that ``sig`` ("seats", "座位数") relates a vehicle to, a property; "3 items returned late"
+    counts the asker's items."""
+    m = _NOUN_AFTER.match(question, end)
+    if sig is None or m is None:
+        return False
+    word = content_terms(m.group(1))
+    return bool(word) and any(word & content_terms(name) for name in relation_names(sig))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -75,14 +95,17 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
              if sig.arity == 2 and sig.params[0].type == sig.params[1].type and sig.params[0].type not in VALUE_TYPES]
     for x in focus.entities:
         after = focus.question[x.end:x.end + 40]
-        for sig in pairs:
-            if sig.params[0].type != x.type:
-                continue
+        own = [sig for sig in pairs if sig.params[0].type == x.type]
+        for sig in own:
             names = [n for n in relation_names(sig) if n.strip()]
             hit = next((m for n in names for m in [re.search(name_regex(n), after, re.IGNORECASE)]
                         if m and _GAP.match(after[:m.start()])), None)
             if hit is None:
-                continue
+                hit = _possessed(after, rulebase)
+                if hit is None or len(own) > 1:
+                    if hit is not None:
+                        unnamed.append(x)    # "Sun Peng's deputy" with two such relations: not Sun Peng
+                    continue
             unnamed.append(x)
             objects = {f.args[1] for f in facts if f.relation == sig.name and f.args[0] == x.entity_id}
             if len(objects) == 1:
@@ -92,6 +115,25 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
                                                  x.entity_id))
             break
     return related, unnamed
+
+
+_POSSESSED = re.compile(r"^(?:'s|’s)\s+([a-z]+)\b")
+
+
+def _possessed(after: str, rulebase: Any) -> re.Match | None:
+    """"'s manager" after a name: a noun the mention owns that is no word of a relation's or entity type's name,
+    nor an entity's name ("'s approval limit", "'s grade" are), so it stands for another entity of the mention's type, the
+    one a relation between two entities of that type gives (English only)."""
+    m = _POSSESSED.match(after)
+    if m is None:
+        return None
+    word = m.group(1)
+    known = {w for sig in rulebase.relations.values() for n in relation_names(sig) for w in content_terms(n)}
+    known |= {w for t in rulebase.types.values() for n in (t.name.replace("_", " "), t.label, *t.aliases) if n
+              for w in content_terms(n)}
+    # a one-word entity name ("'s Chengdu"), not a word of a longer one: "Depot Manager" is a title, "manager" not
+    named = {n.lower() for e in rulebase.entities.values() for n in (e.label, *e.aliases) if n}
+    return None if content_terms(word) & known or not content_terms(word) or word in named else m
 
 
 def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],

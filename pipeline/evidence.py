@@ -21,6 +21,7 @@ from pipeline.premise import PremiseCorrection, asked_beyond, disproved_premises
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, entity_label, find_entities, parse_question, relation_label, relation_score
 from pipeline.relation_namer import RelationNamer
+from pipeline.rule_goals import with_derived_goals
 from pipeline.symbolic_answer import ProvenAnswer, prove, value_places
 
 # Passages per follow-up query, and the most follow-up queries per question.
@@ -196,7 +197,8 @@ def facts_focus(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     says so (its goals, the claims read from its answer and its proof are about that entity), an argument the
     KB's facts leave no choice in is ``implied``, and "up to what amount may she approve?" asks the limit a
     checking goal ("may approve") tests against."""
-    return with_checked_limits(with_described(focus, rulebase, [*rulebase.facts, *facts], implied), rulebase)
+    return with_derived_goals(
+        with_checked_limits(with_described(focus, rulebase, [*rulebase.facts, *facts], implied), rulebase), rulebase)
 
 
 def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, passages: Sequence[Any]) -> bool:

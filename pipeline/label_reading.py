@@ -31,7 +31,7 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     entities = find_entities(answer, rulebase)
     at = {x.start: x for x in entities}
     by_value = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and _placeable(sig)]
-    stated = [v for v, _s, _e in stated_values(focus.question, focus.entities)]
+    stated = [v for v, _s, _e in stated_values(focus.question, focus.entities, focus.name_spans)]
     out: list[tuple[Claim, ValueMention | None]] = []
     for lm in _LABEL_RE.finditer(answer):
         terms = frozenset(content_terms(lm.group("label")))

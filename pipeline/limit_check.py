@@ -184,7 +184,8 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
         return chainer
 
     out: list[LimitBreach] = []
-    values = [_with_unit(focus.question, v, s, e) for v, s, e in stated_values(focus.question, focus.entities)]
+    values = [_with_unit(focus.question, v, s, e)
+              for v, s, e in stated_values(focus.question, focus.entities, focus.name_spans)]
     # the asking sentence's values first: an earlier sentence's may be hearsay about another case ("a colleague
     # says HG7 staff may approve up to GBP 10,000. Can Dr Nair approve GBP 6,200?"), and one limit is put once
     asking = (sentences(focus.question) or [(0, 0)])[-1][0]

@@ -108,7 +108,7 @@ def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bo
     for proof, stating, lead, tail in parts:
         cites = _cites(shown, stating, chinese)
         sentence = compose(proof, rulebase, cites, chinese=chinese, stated=stated_value(proof, shown),
-                           described=described)
+                           described=described, question=ctx.question)
         if lead == _NOT_RIGHT[chinese] and sentence.startswith("The "):
             sentence = "the" + sentence[3:]
         body = sentence.rstrip("。.")

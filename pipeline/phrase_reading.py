@@ -81,7 +81,7 @@ def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, ru
     entities = find_entities(answer, rulebase)
     entity_at = {x.start: x for x in entities}
     sents = sentences(answer)
-    stated = [v for v, _s, _e in stated_values(focus.question, focus.entities)]
+    stated = [v for v, _s, _e in stated_values(focus.question, focus.entities, focus.name_spans)]
     found: dict[int, Claim] = {}
     lowered = answer.lower()
     for form in _forms(rulebase):

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 # asks_two and find_entities are imported from here by many readers: the question's vocabulary in one place
-from pipeline.answer_types import answer_types, asked_currency, asks_two  # noqa: F401
+from pipeline.answer_types import answer_types, asked_currency, asked_nouns, asks_two  # noqa: F401
 from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.entity_index import EntityMention, find_entities
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.glossary import best_translations, gloss
+from pipeline.name_values import name_terms, named_value_spans, value_terms, word_root
 from symbolic.model import VALUE_TYPES
 from symbolic.units import canonical_currency
 from symbolic.values import Money, Quantity, value_type
@@ -44,6 +45,11 @@ class QuestionFocus:
     # (relation, argument position) -> the one entity the KB's facts hold there (pipeline.kb_facts.implied_arguments)
     implied: Mapping[tuple[str, int], str] = field(default_factory=dict)
     namer: RelationNamer | None = field(default=None, repr=False, compare=False)   # the parse's relation namer
+    # the values said as words of a relation's name ("a 30-day pass"): no value the question states
+    name_spans: tuple[tuple[int, int], ...] = ()
+    # terms that say relations' names besides its words: its values outside its entities ("#30 days":
+    # name_values.value_terms) and the nouns its question words ask for ("how far": range; answer_types.asked_nouns)
+    name_cues: frozenset[str] = frozenset()
 
     @property
     def entity_ids(self) -> set[str]:
@@ -64,7 +70,7 @@ class QuestionFocus:
         """The question's terms besides its entities' own names: "Tier 1 city" says nothing about which
         relation is asked."""
         named = frozenset().union(*(content_terms(e.text) for e in self.entities)) if self.entities else frozenset()
-        return self.terms - named
+        return (self.terms | self.name_cues) - named
 
 
 def relation_names(sig: Any) -> list[str]:
@@ -100,14 +106,21 @@ def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
     return covered / sum(len(r) for r in runs)
 
 
+# A name's word said in another form ("approve" for "approval") counts half: "may I book business class" says
+# "business class … flight" of one relation better than the "flight booking" of another.
+ROOT_WEIGHT = 0.5
+
+
 def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
     """The best share of one of the relation's names (label, aliases, id words) that the question uses: of
-    its words, or of a Chinese name's characters."""
+    its words (or, at ROOT_WEIGHT, their roots: "approve" says "approval"), or of a Chinese name's characters."""
     best = 0.0
+    roots = {word_root(w) for w in q_terms}
     for name in relation_names(sig):
-        t = content_terms(name)
+        t = name_terms(name)
         if t:
-            best = max(best, len(t & q_terms) / len(t))
+            best = max(best, sum(1.0 if w in q_terms else ROOT_WEIGHT if word_root(w) in roots else 0.0
+                                 for w in t) / len(t))
         share = _chinese_share(name, q_terms)
         if share is not None:
             best = max(best, share)
@@ -149,9 +162,12 @@ def param_fits(p: Any, value: Any) -> bool:
     return True
 
 
-def stated_values(question: str, entities: list[EntityMention]) -> list[tuple[Any, int, int]]:
-    """The values ``question`` states outside the names it uses ("Tier 1", "AX-200" are names)."""
-    return [(v, s, e) for v, _kind, s, e in find_values(blanked(question, ((x.start, x.end) for x in entities)))]
+def stated_values(question: str, entities: list[EntityMention],
+                  name_spans: Sequence[tuple[int, int]] = ()) -> list[tuple[Any, int, int]]:
+    """The values ``question`` states outside the names it uses ("Tier 1", "AX-200" are names, and so is the
+    "30-day pass" of ``name_spans``)."""
+    return [(v, s, e) for v, _kind, s, e in find_values(blanked(question, [*((x.start, x.end) for x in entities),
+                                                                           *name_spans]))]
 
 
 def sole_entities(rulebase: Any) -> dict[str, str]:
@@ -213,7 +229,10 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     set_apart = {(u.start, u.end) for u in unnamed}
     found = pronoun_resolved(question, [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart])
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
-    values = stated_values(question, focus.entities)
+    focus.name_spans = tuple(named_value_spans(question, rulebase, relation_names))
+    focus.name_cues = frozenset(value_terms(blanked(question, [(x.start, x.end) for x in focus.entities]))
+                                | asked_nouns(question))
+    values = stated_values(question, focus.entities, focus.name_spans)
 
     def named_goals(relation_terms: frozenset[str], least: float) -> list[Goal]:
         return _named_goals(rulebase, focus, types, values, implied or {}, relation_terms, least)

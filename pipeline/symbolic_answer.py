@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.periods import period_spans
 from pipeline.context import says_phrase
-from pipeline.extraction import blanked, find_values
+from pipeline.extraction import blanked, find_values, sentences
 from pipeline.question import Goal, QuestionFocus, asks_two, relation_names, sole_entities
 from symbolic import BackwardChainer, Fact, Node, Provenance
 from symbolic.cf import THRESHOLD
@@ -67,8 +67,19 @@ def states_a_value(question: str, focus: QuestionFocus, goal: Goal | None = None
     state what is computed from it ("so the fuel surcharge is EUR 112"), which no document relation holds."""
     # "Tier 1", "AX-200": names, not values; the values the goal binds are its arguments
     unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *(goal.stated if goal else ()),
-                                 *period_spans(question)])
+                                 *period_spans(question), *focus.name_spans, *_told_before(question, goal)])
     return bool(find_values(unnamed)) or bool(COUNT_WORDS.search(unnamed))
+
+
+def _told_before(question: str, goal: Goal | None) -> list[tuple[int, int]]:
+    """The sentences before the asking one, where ``goal`` binds values of the asking sentence and none of
+    them: "I ride to work and back on five weekdays… How much do those 10 rides cost?" tells how the asker
+    came to the count the goal binds."""
+    spans = sentences(question)
+    if goal is None or not goal.stated or len(spans) < 2:
+        return []
+    ask = spans[-1][0]
+    return [(0, ask)] if all(s >= ask for s, _e in goal.stated) else []
 
 
 def _proved(chainer: BackwardChainer, goal: Goal) -> list[Node]:
@@ -274,9 +285,22 @@ def _recursive(node: Node) -> bool:
     return support is not None and any(isinstance(p, Node) and p.relation == node.relation for p in support.premises)
 
 
-def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool) -> str:
+# A count as a Chinese question writes it: the number and its measure word ("3 晚", "22 天").
+_ZH_COUNT = re.compile(r"[\d,.]+\s*[\u4e00-\u9fff]")
+
+
+def _said_count(question: str, stated: Sequence[tuple[int, int]], value: Any) -> str | None:
+    """How a Chinese ``question`` writes the count ``value`` its goal binds at one of ``stated`` spans."""
+    for s, _e in stated:
+        m = _ZH_COUNT.match(question, s)
+        if m and any(v == value for v, *_ in find_values(question[s:m.end() - 1])):
+            return m.group(0)
+    return None
+
+
+def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool, question: str = "") -> str:
     """The goal's bound arguments as words: the entities ("Paris"), then the values the question gave, a
-    count read with its parameter's name ("4 nights", "3 晚")."""
+    count read with its parameter's name ("4 nights"), or as a Chinese question writes it ("3 晚")."""
     sig = rulebase.relations[proof.goal.relation]
     names, values = [], []
     sole = sole_entities(rulebase)
@@ -286,6 +310,8 @@ def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool) -> str:
         p = sig.params[i]
         if p.type not in VALUE_TYPES:
             names.append(_entity_name(rulebase, a, chinese))
+        elif p.type == "number" and chinese and _said_count(question, proof.goal.stated, a):
+            values.append(_said_count(question, proof.goal.stated, a) or "")
         elif p.type == "number" and p.name:
             values.append(f"{say_value(a, chinese)} {p.name.replace('_', ' ')}")
         else:
@@ -306,14 +332,14 @@ def _described_step(mention: Any, rulebase: Any, chinese: bool) -> str:
 
 
 def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
-            stated: str | None = None, described: Sequence[Any] = ()) -> str:
+            stated: str | None = None, described: Sequence[Any] = (), question: str = "") -> str:
     """The proof as one sentence in the question's language, citing ``citations`` ([n] of the sources
     that state its facts); ``stated``: the value as the source writes it, used when its script matches;
     ``described``: the question's mentions that name an argument by a value, said as steps ("autosampler
     capacity: 120") so the answer shows which entity the description is."""
     sig = rulebase.relations[proof.goal.relation]
     label = _label(sig, chinese)
-    subject = _subject(proof, rulebase, chinese)
+    subject = _subject(proof, rulebase, chinese, question)
     value = _entity_name(rulebase, proof.value, chinese)
     # the source's own wording, unless it is an adjective ("the 5-day limit"), which cannot follow "is"
     if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese and not _ADJECTIVAL.match(stated):

@@ -159,3 +159,28 @@ def test_an_argument_the_facts_leave_no_choice_in_is_implied(tmp_path):
     assert [(g.args, g.implied) for g in focus.goals] == [(("suzhou",), ())] and prove(focus, rb, rb.facts) is None
     # with no implied arguments given (a KB too large to read whole), nothing is implied
     assert with_described(parse_question("What is the extension notice period?", rb), rb, rb.facts).goals == []
+
+
+def test_a_possessed_noun_no_name_knows_stands_for_the_one_relation_of_that_type(org):
+    # "Wang Yu's manager": no relation, type or entity is named "manager"; the one person-to-person relation
+    # gives who it is
+    goals, focus = _goals(org, "What is the approval limit of Wang Yu's manager?")
+    assert goals == [("approval_limit", ("chen_hao",))]
+    # a possessed name the rule base knows is what is asked of the named one
+    assert _goals(org, "What is Wang Yu's approval limit?")[0] == [("approval_limit", ("wang_yu",))]
+
+
+def test_a_possessed_noun_with_two_relations_of_that_type_is_about_nobody_named(tmp_path):
+    rb = rulebase_of(ORG + 'relation deputy_of(a: person, b: person) "deputy of"\n', tmp_path)
+    goals, _focus = _goals(rb, "What is the approval limit of Wang Yu's manager?")
+    assert goals == []        # which of the two relations "manager" means, the words do not say
+
+
+def test_a_bare_count_describes_a_thing_where_its_noun_names_the_relation(tmp_path):
+    rb = rulebase_of(RULES + 'relation seats(p: product, n: number) "seats"\nfact seats(lx_500, 52)\n'
+                             'fact docking_slots(ax_200, 52)\n', tmp_path)
+    focus = with_described(parse_question("What payload has the model with 52 seats?", rb), rb, rb.facts)
+    assert [(m.entity_id, m.described_by) for m in focus.entities if m.described_by] == [("lx_500", "seats")]
+    # "52 items" names no relation: the asker's count, nothing described
+    focus = with_described(parse_question("What payload do I need for 52 items?", rb), rb, rb.facts)
+    assert not [m for m in focus.entities if m.described_by]

@@ -184,3 +184,12 @@ def test_the_asking_clause_not_the_scene_must_be_in_the_quote(rulebase):
     training = "在液氮充装间分装液氮的人员须完成低温液体操作培训，培训有效期为 24 个月。"
     assert best(q, [FakePassage("zh/lab.md", stay)], rulebase) is None
     assert best(q, [FakePassage("zh/lab.md", stay + training)], rulebase) == training + " [1]"
+
+
+def test_how_a_chinese_question_asks_how_often_is_no_topic():
+    # "多久要做一次": "一次" and "要做" say how it asks; a quote sharing only them ("举升机每六个月…检验一次")
+    # is about something else
+    from pipeline.answer_check import topic_terms
+    from pipeline.question import QuestionFocus
+    topics = topic_terms("成都车场的公交车多久要做一次二级保养？", QuestionFocus("q", frozenset()))
+    assert not topics & {"一次", "要做", "做一", "次二"} and {"保养", "公交"} <= topics

@@ -69,6 +69,8 @@ def kb_facts(rb, passages=KB):
     ("深圳员工每年有多少天年假？", {"duration"}),
     ("AX-200 的售价是多少钱？", {"money", "quantity", "percent"}),
     ("可以报销吗？", {"yesno"}),
+    ("成都车场的公交车多久要做一次二级保养？", {"duration", "quantity"}),   # how often: in time or in km
+    ("多久检测一次？", {"duration", "quantity"}),
     ("Describe the AX-200.", set()),
 ])
 def test_answer_types_from_question_words(question, types):

@@ -1,0 +1,82 @@
+"""Values that are words of a name: the "30-day" of "30-day pass" and the "a day" of "a day pass" name a
+product, they state no period; a relation's name that holds a value is said only with that value."""
+from __future__ import annotations
+
+import re
+import weakref
+from typing import Any
+
+from pipeline.context import _STOP, content_terms
+from pipeline.extraction import find_values
+from symbolic.values import parse_number_word
+
+
+def _number_word(word: str) -> bool:
+    try:
+        parse_number_word(word)
+        return True
+    except ValueError:
+        return False
+
+
+def value_terms(text: str) -> set[str]:
+    """Terms for the values ``text`` states, which content_terms blanks: each value as "#<value>" ("#30 days"
+    for "30-day" and "30 days" alike), and the unit word of one written without digits ("a day": "day"), which
+    is as much a word of a name as of a period."""
+    out: set[str] = set()
+    for value, _kind, s, e in find_values(text):
+        out.add(f"#{value}")
+        said = text[s:e]
+        if not re.search(r"\d", said):
+            out.update(w for w in re.findall(r"[a-z]+", said.lower()) if w not in _STOP and not _number_word(w))
+    return out
+
+
+# Derivational endings a question and a relation's name may differ by: "approve" / "approval limit",
+# "charging" / "charge time", "rental" / "rent". Longest first; at least four letters are left.
+_ENDINGS = ("ations", "ation", "ments", "ment", "ables", "able", "ings", "ing", "ions", "ion", "als", "al", "ers", "er",
+            "ies", "ied", "ed", "es", "e", "s", "y")
+
+
+def word_root(word: str) -> str:
+    """``word`` without one derivational or inflectional ending (English; other words as they are)."""
+    if word.isascii():
+        for end in _ENDINGS:
+            if word.endswith(end) and len(word) - len(end) >= 4:
+                return word[:-len(end)]
+    return word
+
+
+def name_terms(text: str) -> set[str]:
+    """content_terms with the values kept as value_terms: a name's words, all of them."""
+    return content_terms(text) | value_terms(text)
+
+
+_NAME_RES: "weakref.WeakKeyDictionary[Any, list[re.Pattern]]" = weakref.WeakKeyDictionary()
+
+
+def _name_patterns(rulebase: Any, names: Any) -> list[re.Pattern]:
+    """Each English relation name as a pattern of its words, hyphens or spaces between them."""
+    found = _NAME_RES.get(rulebase)
+    if found is None:
+        found = []
+        for sig in rulebase.relations.values():
+            for name in names(sig):
+                words = re.findall(r"[A-Za-z0-9]+", name)
+                if len(words) >= 2 and name.isascii():
+                    found.append(re.compile(r"(?<!\w)" + r"[\s-]+".join(map(re.escape, words)) + r"(?:e?s)?(?!\w)",
+                                            re.IGNORECASE))
+        _NAME_RES[rulebase] = found
+    return found
+
+
+def named_value_spans(question: str, rulebase: Any, names: Any) -> list[tuple[int, int]]:
+    """The spans of ``question``'s values that lie in (or overlap) a relation's name said whole: "a 30-day pass",
+    "a day pass"; not the "3 nights" of "the hotel limit per night for 3 nights". ``names(sig)``: a relation's
+    names (pipeline.question.relation_names)."""
+    values = [(s, e) for _v, _k, s, e in find_values(question)]
+    if rulebase is None or not values:
+        return []
+    said = [(m.start(), m.end()) for p in _name_patterns(rulebase, names) for m in p.finditer(question)]
+    return [(s, e) for s, e in values if any(s < ne and ns < e for ns, ne in said)]
+

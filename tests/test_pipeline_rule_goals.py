@@ -1,0 +1,148 @@
+"""Questions whose values are words of a name ("a 30-day pass"), goals a rule computes from a named relation and
+the question's own count ("three buses at the list price"), and counts an earlier sentence tells on the way."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.evidence import facts_focus
+from pipeline.limit_check import breached_limits
+from pipeline.name_values import named_value_spans, value_terms, word_root
+from pipeline.question import parse_question, relation_names, relation_score
+from pipeline.symbolic_answer import compose, prove, states_a_value
+from pipeline_fakes import rulebase_of
+from symbolic.values import Money, Quantity
+
+RULES = """
+type rider "rider type"
+entity rider adult "adult" aka "成人"
+entity rider senior "senior" aka "riders 65 and over", "老年乘客"
+type vehicle "vehicle"
+entity vehicle e12 "Halvard E12"
+type site "site"
+entity site chengdu "Chengdu depot" aka "成都车场"
+type policy "policy"
+entity policy duty "duty rules"
+relation single_fare(r: rider, x: money[USD]) "single-ride fare"
+relation day_pass_price(r: rider, x: money[USD]) "day pass"
+relation monthly_pass_price(r: rider, x: money[USD]) "30-day pass"
+relation vehicle_price(v: vehicle, x: money[USD]) "unit price" aka "list price"
+relation fleet_order_cost(v: vehicle, units: number, x: money[USD]) "cost of several vehicles"
+relation fare_total(r: rider, rides: number, x: money[USD]) "fare for several single rides"
+relation hotel_limit_per_night(s: site, x: money[CNY]) "hotel limit per night" aka "住宿标准"
+relation hotel_stay_limit(s: site, nights: number, x: money[CNY]) "hotel stay limit" aka "住宿费上限合计"
+relation max_weekly_hours(p: policy, d: duration[hour]) "hours per week" limit upper
+fact single_fare(adult, "$2.75")
+fact day_pass_price(adult, "$6.50")
+fact monthly_pass_price(adult, "$92.00")
+fact monthly_pass_price(senior, "$40.00")
+fact vehicle_price(e12, "USD 915,000")
+fact hotel_limit_per_night(chengdu, "450 元")
+fact max_weekly_hours(duty, 55 hours)
+goal G_FLEET "several vehicles cost the unit price times the units":
+    fleet_order_cost(?v, ?n, ?x * ?n) if vehicle_price(?v, ?x) and ?n > 0
+goal G_FARES "several rides cost the single fare times the rides":
+    fare_total(?r, ?n, ?x * ?n) if single_fare(?r, ?x) and ?n > 0
+goal G_STAY "a stay's limit is the nightly limit times the nights":
+    hotel_stay_limit(?s, ?n, ?x * ?n) if hotel_limit_per_night(?s, ?x) and ?n > 0
+"""
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
+
+
+def _focus(rb, q):
+    return facts_focus(parse_question(q, rb), rb, [], {})
+
+
+def _answer(rb, q):
+    proof = prove(_focus(rb, q), rb, [])
+    return None if proof is None else (proof.goal.relation, proof.goal.args, proof.value)
+
+
+def test_a_value_said_as_a_word_of_a_name_is_no_value_the_question_states(rb):
+    q = "How much does a senior pay for a 30-day pass?"
+    assert [q[s:e] for s, e in named_value_spans(q, rb, relation_names)] == ["30-day"]
+    focus = parse_question(q, rb)
+    assert not states_a_value(q, focus)
+    assert _answer(rb, q) == ("monthly_pass_price", ("senior",), Money(40, "USD"))
+    # a day pass is not a 30-day pass, though "30-day" blanked would leave both names "pass"
+    terms = parse_question("How much is a day pass for an adult?", rb).relation_terms
+    assert relation_score(rb.relations["monthly_pass_price"], terms) == 0.5
+    assert relation_score(rb.relations["day_pass_price"], terms) == 1.0
+    assert _answer(rb, "How much is a day pass for an adult?") == ("day_pass_price", ("adult",), Money(6.5, "USD"))
+    assert _answer(rb, "What does an adult 30-day pass cost?") == ("monthly_pass_price", ("adult",), Money(92, "USD"))
+
+
+def test_value_terms_and_roots():
+    assert value_terms("a 30-day pass") == {"#30 days"}
+    assert value_terms("a day pass") == {"#1 day", "day"}
+    assert {word_root(w) for w in ("approve", "approval")} == {"approv"}
+    assert word_root("transfer") != word_root("transport")
+
+
+def test_a_relations_name_said_through_another_form_of_its_words(rb, tmp_path):
+    rb2 = rulebase_of('type grade "grade"\nentity grade cr5 "CR5"\n'
+                      'relation approval_limit(g: grade, x: money[USD]) "approval limit"\n', tmp_path)
+    terms = parse_question("Staff on CR5 can approve what limit?", rb2).relation_terms
+    assert relation_score(rb2.relations["approval_limit"], terms) == 0.75     # "approve" says "approval" at half
+
+
+def test_a_rule_computes_what_a_named_relation_and_a_stated_count_ask(rb):
+    assert _answer(rb, "What would three Halvard E12 buses cost at the list price?") == \
+        ("fleet_order_cost", ("e12", Quantity(3)), Money(2_745_000, "USD"))
+    assert _answer(rb, "成都车场的员工去外地出差住 3 晚酒店，住宿费最多能报销多少？") == \
+        ("hotel_stay_limit", ("chengdu", Quantity(3)), Money(1350, "CNY"))
+    # a count the rule cannot take is left over: the question asks something else, nothing is proved
+    assert _answer(rb, "What would three Halvard E12 buses cost at the list price over 2 years?") is None
+
+
+def test_a_count_an_earlier_sentence_tells_is_how_the_asker_came_to_the_one_asked(rb):
+    q = "I ride to work and back on five weekdays, paying an adult single fare each time. How much do 10 rides cost?"
+    assert _answer(rb, q) == ("fare_total", ("adult", Quantity(10)), Money(27.5, "USD"))
+    # in one sentence, the five weekdays may change what is asked: no proof
+    assert _answer(rb, "How much do 10 adult single rides cost over five weekdays?") is None
+
+
+def test_a_chinese_answer_writes_the_count_as_the_question_does(rb):
+    q = "成都车场的员工去外地出差住 3 晚酒店，住宿费最多能报销多少？"
+    focus = _focus(rb, q)
+    proof = prove(focus, rb, [])
+    assert compose(proof, rb, [1], chinese=True, question=q).startswith("成都车场，3 晚的住宿费上限合计为1,350 元")
+
+
+def test_a_value_of_a_name_is_put_to_no_limit(rb):
+    # "last week" says a word of "hours per week", and "30-day" of the pass is no period of duty
+    q = "I bought a 30-day pass last week and never used it. Can I get my money back in full?"
+    assert breached_limits(parse_question(q, rb), rb, []) == []
+
+
+def test_a_question_word_says_the_noun_it_asks_for(tmp_path):
+    from pipeline.answer_types import asked_nouns
+    assert asked_nouns("How far can it go on one charge?") >= {"range", "distance"}
+    assert "range" not in asked_nouns("How far in advance must I book?")
+    assert "longest" in asked_nouns("How long may they drive before a break?")
+    assert "周期" in asked_nouns("多久要做一次二级保养？")
+    assert asked_nouns("What is the fare?") == frozenset()
+    rb = rulebase_of("""
+type vehicle "vehicle"
+entity vehicle e12 "Halvard E12"
+type operator "operator type"
+entity operator bus_op "bus operators" aka "bus operator"
+relation vehicle_range(v: vehicle, d: quantity[km]) "range"
+relation max_continuous_driving(o: operator, d: duration[hour]) "longest continuous driving"
+relation min_break(o: operator, d: duration[minute]) "break of at least"
+""", tmp_path)
+    goals = [g.relation for g in parse_question("How far can the Halvard E12 go on one charge?", rb).goals]
+    assert goals == ["vehicle_range"]
+    goals = [g.relation for g in parse_question("How long may bus operators keep driving before a break?", rb).goals]
+    assert goals == ["max_continuous_driving"]      # "longest" asked by "how long may"
+
+
+def test_two_questions_joined_by_and_ask_two_things():
+    from pipeline.answer_types import asks_two
+    assert asks_two("Who approves thesis extensions, and what is that person's grade?")
+    assert asks_two("LX-500 最低需要哪个版本？该软件每年的许可费是多少？")
+    assert not asks_two("What is the hotel limit for Berlin and Paris?")
+    assert not asks_two("How long may bus operators drive before they must take a break?")

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 # asks_two and find_entities are imported from here by many readers: the question's vocabulary in one place
 from pipeline.answer_types import answer_types, asked_currency, asked_nouns, asks_two  # noqa: F401
-from pipeline.context import CJK_RUN_RE, content_terms
+from pipeline.context import content_terms
 from pipeline.entity_index import EntityMention, find_entities
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.glossary import best_translations, gloss
-from pipeline.name_values import name_terms, named_value_spans, value_terms, word_root
+# relation_names and relation_score are imported from here by many readers
+from pipeline.naming import named_value_spans, relation_names, relation_score, value_terms  # noqa: F401
 from symbolic.model import VALUE_TYPES
 from symbolic.units import canonical_currency
 from symbolic.values import Money, Quantity, value_type
@@ -73,10 +74,6 @@ class QuestionFocus:
         return (self.terms | self.name_cues) - named
 
 
-def relation_names(sig: Any) -> list[str]:
-    return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
-
-
 def relation_label(rulebase: Any, relation: str) -> str:
     """A relation as the rule author labels it ("hotel limit per night"), else its identifier in words."""
     sig = rulebase.relations.get(relation)
@@ -87,44 +84,6 @@ def entity_label(rulebase: Any, value: Any) -> str:
     """An entity id as the rule author labels it ("Tier 1"); any other value as written."""
     e = rulebase.entities.get(value) if isinstance(value, str) else None
     return e.label if e else str(value)
-
-
-def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
-    """The share of a Chinese name's characters that the question's bigrams cover; None for a name with any
-    Latin letter. By bigrams alone "住宿" would be 1 of the 5 of "城市住宿标准" where "hotel" is 1 of the 3 words of
-    "hotel limit in a city": one word of three either way."""
-    runs = CJK_RUN_RE.findall(name)
-    if not runs or re.search(r"[A-Za-z]", name):
-        return None
-    covered = 0
-    for run in runs:
-        hit = [False] * len(run)
-        for i in range(len(run) - 1):
-            if run[i:i + 2] in q_terms:
-                hit[i] = hit[i + 1] = True
-        covered += sum(hit)
-    return covered / sum(len(r) for r in runs)
-
-
-# A name's word said in another form ("approve" for "approval") counts half: "may I book business class" says
-# "business class … flight" of one relation better than the "flight booking" of another.
-ROOT_WEIGHT = 0.5
-
-
-def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
-    """The best share of one of the relation's names (label, aliases, id words) that the question uses: of
-    its words (or, at ROOT_WEIGHT, their roots: "approve" says "approval"), or of a Chinese name's characters."""
-    best = 0.0
-    roots = {word_root(w) for w in q_terms}
-    for name in relation_names(sig):
-        t = name_terms(name)
-        if t:
-            best = max(best, sum(1.0 if w in q_terms else ROOT_WEIGHT if word_root(w) in roots else 0.0
-                                 for w in t) / len(t))
-        share = _chinese_share(name, q_terms)
-        if share is not None:
-            best = max(best, share)
-    return best
 
 
 def _type_fits(sig: Any, types: frozenset[str]) -> bool:
@@ -229,7 +188,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     set_apart = {(u.start, u.end) for u in unnamed}
     found = pronoun_resolved(question, [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart])
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
-    focus.name_spans = tuple(named_value_spans(question, rulebase, relation_names))
+    focus.name_spans = tuple(named_value_spans(question, rulebase))
     focus.name_cues = frozenset(value_terms(blanked(question, [(x.start, x.end) for x in focus.entities]))
                                 | asked_nouns(question))
     values = stated_values(question, focus.entities, focus.name_spans)

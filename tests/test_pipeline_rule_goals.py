@@ -6,8 +6,8 @@ import pytest
 
 from pipeline.evidence import facts_focus
 from pipeline.limit_check import breached_limits
-from pipeline.name_values import named_value_spans, value_terms, word_root
-from pipeline.question import parse_question, relation_names, relation_score
+from pipeline.naming import named_value_spans, value_terms, word_root
+from pipeline.question import parse_question, relation_score
 from pipeline.symbolic_answer import compose, prove, states_a_value
 from pipeline_fakes import rulebase_of
 from symbolic.values import Money, Quantity
@@ -63,7 +63,7 @@ def _answer(rb, q):
 
 def test_a_value_said_as_a_word_of_a_name_is_no_value_the_question_states(rb):
     q = "How much does a senior pay for a 30-day pass?"
-    assert [q[s:e] for s, e in named_value_spans(q, rb, relation_names)] == ["30-day"]
+    assert [q[s:e] for s, e in named_value_spans(q, rb)] == ["30-day"]
     focus = parse_question(q, rb)
     assert not states_a_value(q, focus)
     assert _answer(rb, q) == ("monthly_pass_price", ("senior",), Money(40, "USD"))

@@ -1,12 +1,13 @@
-"""Values that are words of a name: the "30-day" of "30-day pass" and the "a day" of "a day pass" name a
-product, they state no period; a relation's name that holds a value is said only with that value."""
+"""How a question's words say a relation's name: its words (or their roots: "approve" says "approval"), a
+Chinese name's characters, and the values a name holds: the "30-day" of "30-day pass" and the "a day" of "a day
+pass" name a product, they state no period, and a name that holds a value is said only with that value."""
 from __future__ import annotations
 
 import re
 import weakref
 from typing import Any
 
-from pipeline.context import _STOP, content_terms
+from pipeline.context import _STOP, CJK_RUN_RE, content_terms
 from pipeline.extraction import find_values
 from symbolic.values import parse_number_word
 
@@ -55,13 +56,13 @@ def name_terms(text: str) -> set[str]:
 _NAME_RES: "weakref.WeakKeyDictionary[Any, list[re.Pattern]]" = weakref.WeakKeyDictionary()
 
 
-def _name_patterns(rulebase: Any, names: Any) -> list[re.Pattern]:
+def _name_patterns(rulebase: Any) -> list[re.Pattern]:
     """Each English relation name as a pattern of its words, hyphens or spaces between them."""
     found = _NAME_RES.get(rulebase)
     if found is None:
         found = []
         for sig in rulebase.relations.values():
-            for name in names(sig):
+            for name in relation_names(sig):
                 words = re.findall(r"[A-Za-z0-9]+", name)
                 if len(words) >= 2 and name.isascii():
                     found.append(re.compile(r"(?<!\w)" + r"[\s-]+".join(map(re.escape, words)) + r"(?:e?s)?(?!\w)",
@@ -70,13 +71,54 @@ def _name_patterns(rulebase: Any, names: Any) -> list[re.Pattern]:
     return found
 
 
-def named_value_spans(question: str, rulebase: Any, names: Any) -> list[tuple[int, int]]:
+def named_value_spans(question: str, rulebase: Any) -> list[tuple[int, int]]:
     """The spans of ``question``'s values that lie in (or overlap) a relation's name said whole: "a 30-day pass",
-    "a day pass"; not the "3 nights" of "the hotel limit per night for 3 nights". ``names(sig)``: a relation's
-    names (pipeline.question.relation_names)."""
+    "a day pass"; not the "3 nights" of "the hotel limit per night for 3 nights"."""
     values = [(s, e) for _v, _k, s, e in find_values(question)]
     if rulebase is None or not values:
         return []
-    said = [(m.start(), m.end()) for p in _name_patterns(rulebase, names) for m in p.finditer(question)]
+    said = [(m.start(), m.end()) for p in _name_patterns(rulebase) for m in p.finditer(question)]
     return [(s, e) for s, e in values if any(s < ne and ns < e for ns, ne in said)]
 
+
+def relation_names(sig: Any) -> list[str]:
+    """A relation's names: its label, aliases and identifier in words."""
+    return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
+
+
+def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
+    """The share of a Chinese name's characters that the question's bigrams cover; None for a name with any
+    Latin letter. By bigrams alone "住宿" would be 1 of the 5 of "城市住宿标准" where "hotel" is 1 of the 3 words of
+    "hotel limit in a city": one word of three either way."""
+    runs = CJK_RUN_RE.findall(name)
+    if not runs or re.search(r"[A-Za-z]", name):
+        return None
+    covered = 0
+    for run in runs:
+        hit = [False] * len(run)
+        for i in range(len(run) - 1):
+            if run[i:i + 2] in q_terms:
+                hit[i] = hit[i + 1] = True
+        covered += sum(hit)
+    return covered / sum(len(r) for r in runs)
+
+
+# A name's word said in another form ("approve" for "approval") counts half: "may I book business class" says
+# "business class … flight" of one relation better than the "flight booking" of another.
+ROOT_WEIGHT = 0.5
+
+
+def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
+    """The best share of one of the relation's names (label, aliases, id words) that the question uses: of
+    its words (or, at ROOT_WEIGHT, their roots: "approve" says "approval"), or of a Chinese name's characters."""
+    best = 0.0
+    roots = {word_root(w) for w in q_terms}
+    for name in relation_names(sig):
+        t = name_terms(name)
+        if t:
+            best = max(best, sum(1.0 if w in q_terms else ROOT_WEIGHT if word_root(w) in roots else 0.0
+                                 for w in t) / len(t))
+        share = _chinese_share(name, q_terms)
+        if share is not None:
+            best = max(best, share)
+    return best

@@ -35,7 +35,8 @@ _PERMISSION_EN = re.compile(r"^\W*(?:can|could|may|might|am|is|are|will|would|sh
 _PERMISSION_ZH = re.compile(r"(?:可以|能|允许|行).*吗\s*[？?]?\s*$|能否|可否|能不能|可不可以|行不行|是否(?:可以|能|允许)")
 _TURNED = re.compile(r"\b(?:need|needs|needed|require|required|requires|must|have to|has to|too|exceed|exceeds|"
                      r"exceeded|reject\w*|den(?:y|ied)|refus\w*|not|never|forbidden|prohibited|violat\w*)\b|"
-                     r"\b(?:over|above|below|under|beyond)\s+\w|n't|需要|必须|须|超标|超过|超出|违反|拒绝|不能|不可以|不允许|禁止|多少|几",
+                     r"\b(?:over|above|below|under|beyond)\s+\w|n't|需要|必须|须|超标|超过|超出|违反|拒绝|(?<!能)不能|(?<!可)不可以|"
+                     r"不允许|禁止|多少|几",
                      re.IGNORECASE)
 
 

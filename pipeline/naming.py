@@ -86,12 +86,18 @@ def relation_names(sig: Any) -> list[str]:
     return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
 
 
+_ZH_MODAL = re.compile(r"可以|能够|允许")
+
+
 def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
     """The share of a Chinese name's characters that the question's bigrams cover; None for a name with any
     Latin letter. By bigrams alone "住宿" would be 1 of the 5 of "城市住宿标准" where "hotel" is 1 of the 3 words of
     "hotel limit in a city": one word of three either way."""
-    runs = CJK_RUN_RE.findall(name)
-    if not runs or re.search(r"[A-Za-z]", name):
+    if re.search(r"[A-Za-z]", name):
+        return None
+    # a modal says how, not what, as English "may" is no word of "may approve": "可以审批" is said by "能不能…审批"
+    runs = CJK_RUN_RE.findall(_ZH_MODAL.sub(" ", name)) or CJK_RUN_RE.findall(name)
+    if not runs:
         return None
     covered = 0
     for run in runs:

@@ -164,7 +164,9 @@ ARABIC = _SIGN + r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _ARABIC_UNIT = _SIGN + r"(?:\d+,\d{1,2}(?![\d,])|(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
 # Scale words: "1.2k", "2.5 million", "1.2万"; "k" must touch the digits ("5 km" is no 5000 m).
 _SCALE = r"(?:k(?![A-Za-z])|\s*(?:thousand|million|billion|trillion|mn|bn)\b|\s*[千万亿]{1,2})"
-ZH_NUM = f"(?<![0-9])[{ZH_NUMERAL_CHARS}]+"   # "3千亿" is one number, not 3 and 千亿
+# "3千亿" is one number, not 3 and 千亿; a 零 alone is a word's character ("零部件", "零售"), not zero
+_ZH_NONZERO = ZH_NUMERAL_CHARS.replace("零", "").replace("〇", "")
+ZH_NUM = f"(?<![0-9])(?:[{ZH_NUMERAL_CHARS}]{{2,}}|[{_ZH_NONZERO}])"
 EN_WORD_NUM = "(?:" + "|".join(sorted((re.escape(w) for w in EN_NUMBER_WORDS), key=len, reverse=True)) + ")"
 ANY_NUM = rf"(?:{_ARABIC_UNIT}{_SCALE}?|{ZH_NUM})"
 

@@ -84,6 +84,13 @@ def test_a_declared_limit_is_checked_though_its_name_says_none(rb):
     assert breaches(rb, "Can I return the AX-200 after 10 days?") == []
 
 
+def test_chinese_asks_whether_allowed_by_either_form_of_its_modal():
+    # "能不能" and "可不可以" ask permission; their "不能"/"不可以" turn nothing around
+    assert asks_permission("孙鹏能不能自己审批一笔 45,000 元的零部件采购？")
+    assert asks_permission("我可不可以报销 800 元？")
+    assert not asks_permission("他不能报销 800 元吗？")
+
+
 def test_only_a_question_asking_whether_something_is_allowed_is_checked():
     for q in ["Can I book a EUR 220 hotel in Munich?", "Is a 20-character password acceptable?",
               "My trip ended in March. Will it be reimbursed?", "深圳员工住宿每晚 800 元，可以全额报销吗？",

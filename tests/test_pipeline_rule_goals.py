@@ -146,3 +146,12 @@ def test_two_questions_joined_by_and_ask_two_things():
     assert asks_two("LX-500 最低需要哪个版本？该软件每年的许可费是多少？")
     assert not asks_two("What is the hotel limit for Berlin and Paris?")
     assert not asks_two("How long may bus operators drive before they must take a break?")
+
+
+def test_a_chinese_modal_is_no_word_of_a_name(tmp_path):
+    # "可以审批" (may approve) is said by "能不能…审批" as "may approve" is by "can … approve"
+    rb = rulebase_of('type person "person"\nentity person sun "Sun Peng" aka "孙鹏"\n'
+                     'relation can_approve(p: person, x: money) "may approve" aka "可以审批"\n', tmp_path)
+    terms = parse_question("孙鹏能不能自己审批一笔 45,000 元的零部件采购？", rb).relation_terms
+    assert relation_score(rb.relations["can_approve"], terms) == 1.0
+    assert relation_score(rb.relations["can_approve"], parse_question("孙鹏可以报销吗？", rb).relation_terms) < 0.5

@@ -76,3 +76,9 @@ def test_an_iso_code_in_capitals_is_money_in_running_text_and_in_rules(tmp_path)
                                       'fact day_pass(zone_1, "CHF 9.40")\n')
     rb = load_rulebase(tmp_path)
     assert [f.args for f in rb.facts if f.relation == "day_pass"] == [("zone_1", Money(9.4, "CHF"))]
+
+
+def test_a_lone_zero_character_is_part_of_a_word():
+    from pipeline.extraction import find_values
+    assert [v for v, *_ in find_values("一笔 45,000 元的零部件采购")] == [Money(45000, "CNY")]
+    assert [v for v, *_ in find_values("一百零五天，二〇二四年")] == [Duration(105, "day"), Duration(2024, "year")]

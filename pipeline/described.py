@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 from pipeline.bridges import BRIDGE_KINDS
 from pipeline.context import content_terms
 from pipeline.extraction import blanked, find_values
-from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names
+from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names, relation_score
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 
@@ -136,17 +136,46 @@ def _possessed(after: str, rulebase: Any) -> re.Match | None:
     return None if content_terms(word) & known or not content_terms(word) or word in named else m
 
 
+# How much of the linked relation's name the question must say (as parse_question's goals).
+LINKED_MIN_SCORE = 0.6
+
+
+def linked_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -> list[EntityMention]:
+    """Arguments a rule author's link gives through a named entity: with `link person_location ->
+    hv_training_validity`, "孙鹏…他的高压作业培训有效期是多长？" asks the validity at Sun Peng's location, the one the
+    facts give him. Only for a type the question names no entity of, and a linked relation it names."""
+    named_types = {x.type for x in focus.entities}
+    out: list[EntityMention] = []
+    for link in getattr(rulebase, "links", ()):
+        src, dst = rulebase.relations.get(link.source), rulebase.relations.get(link.target)
+        if src is None or dst is None or src.arity != 2:
+            continue
+        via_type, linked_type = src.params[0].type, src.params[1].type
+        if linked_type in named_types or linked_type in VALUE_TYPES \
+                or linked_type not in {p.type for p in dst.params[:-1]} \
+                or relation_score(dst, focus.relation_terms) < LINKED_MIN_SCORE:
+            continue
+        for x in focus.entities:
+            objects = {f.args[1] for f in facts if f.relation == src.name and f.args[0] == x.entity_id} \
+                if x.type == via_type else set()
+            y = rulebase.entities.get(objects.pop()) if len(objects) == 1 else None
+            if y is not None and all(m.entity_id != y.id for m in out):
+                out.append(EntityMention(y.id, y.type, x.text, x.start, x.end, src.name, x.entity_id))
+    return out
+
+
 def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
                    implied: Mapping[tuple[str, int], str] | None = None) -> QuestionFocus:
     """``focus`` parsed again with the entities the question describes and the ``implied`` arguments
     (pipeline.kb_facts.implied_arguments), or as it is when there are none."""
     described = described_entities(focus, rulebase, facts)
     related, unnamed = related_entities(focus, rulebase, facts)
-    if not described and not unnamed and not implied:
+    linked = linked_entities(focus, rulebase, facts)
+    if not described and not unnamed and not linked and not implied:
         return focus
-    out = parse_question(focus.question, rulebase, described=[*described, *related], unnamed=unnamed,
+    out = parse_question(focus.question, rulebase, described=[*described, *related, *linked], unnamed=unnamed,
                          implied=implied, namer=focus.namer)
     # the relation that describes an entity is not what the question asks of it
-    hops = {m.described_by for m in related}
+    hops = {m.described_by for m in [*related, *linked]}
     out.goals = [g for g in out.goals if g.relation not in hops]
     return out

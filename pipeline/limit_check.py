@@ -96,7 +96,10 @@ def _fitting_goals(text: str, focus: QuestionFocus, rulebase: Any, value: Any,
     ``value`` fits."""
     parsed = parse_question(text, rulebase, min_score=MIN_SCORE, described=focus.entities, types=_value_types(value),
                             implied=implied)
-    return [g for g in parsed.goals if param_fits(rulebase.relations[g.relation].params[-1], value)]
+    # among equally named relations, the one taking the question's other values first: "a EUR 800 hotel stay for
+    # 4 nights in Paris" is put to the stay's limit for 4 nights, not to the nightly limit of Paris's tier
+    return sorted((g for g in parsed.goals if param_fits(rulebase.relations[g.relation].params[-1], value)),
+                  key=lambda g: (-g.score, -len(g.stated)))
 
 
 def _fitting(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int]) -> list[Goal]:

@@ -44,7 +44,7 @@ UNIT_ALIASES: dict[str, str] = {
 
 CURRENCY_ALIASES: dict[str, str] = {
     "$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "美元": "USD",
-    "¥": "CNY", "￥": "CNY", "cny": "CNY", "rmb": "CNY", "yuan": "CNY", "元": "CNY", "块": "CNY",
+    "¥": "CNY", "￥": "CNY", "cny": "CNY", "rmb": "CNY", "yuan": "CNY", "元": "CNY", "块": "CNY", "块钱": "CNY",
     "人民币": "CNY", "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR",
     "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP", "英镑": "GBP", "jpy": "JPY", "日元": "JPY",
     "hkd": "HKD", "港元": "HKD", "港币": "HKD", "元人民币": "CNY",

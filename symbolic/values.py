@@ -202,7 +202,10 @@ _SIGNS = ("$", "us$", "¥", "￥", "€", "£", "₹", "₩", "a$", "c$", "s$", 
 _ISO = rf"(?-i:{'|'.join(ISO_CODES)})\b"    # capitals only, even where the rest of a pattern ignores case
 _CURRENCY_PREFIX = (_alternation(["$", "US$", "¥", "￥", "€", "£", "₹", "₩", "A$", "C$", "S$", "NT$"]) + "|"
                     + r"(?:USD|CNY|RMB|EUR|GBP|JPY|HKD)\b|" + _ISO)
-_CURRENCY_SUFFIX = "(?:" + _alternation([k for k in CURRENCY_ALIASES if k not in _SIGNS]) + "|" + _ISO + ")"
+# 块 is money said aloud ("50 块", "3 块钱") but a measure word before its noun ("一块电池": one battery).
+_KUAI = r"块(?![\u4e00-\u9fff])"
+_CURRENCY_SUFFIX = ("(?:" + _alternation([k for k in CURRENCY_ALIASES if k not in _SIGNS and k != "块"]) + "|"
+                    + _ISO + "|" + _KUAI + ")")
 # After a currency sign "m" is a million too ("$3m"); elsewhere it is a metre.
 # "8 Euro pallets" counts pallets (the EPAL "Euro pallet"): a currency word that names a pallet is no money.
 _NOT_MONEY_AFTER = r"(?!\s*-?\s*pallets?\b)"

@@ -184,3 +184,32 @@ def test_a_bare_count_describes_a_thing_where_its_noun_names_the_relation(tmp_pa
     # "52 items" names no relation: the asker's count, nothing described
     focus = with_described(parse_question("What payload do I need for 52 items?", rb), rb, rb.facts)
     assert not [m for m in focus.entities if m.described_by]
+
+
+def test_a_declared_link_gives_the_argument_through_the_named_entity(tmp_path):
+    from pipeline.symbolic_answer import compose, prove
+    text = """
+type person "person"
+entity person sun "Sun Peng" aka "孙鹏"
+type location "location" aka "工作地点"
+entity location chengdu "Chengdu depot" aka "成都车场"
+entity location marrow "Marrow Bay"
+relation person_location(p: person, l: location) "location" aka "工作地点" unique
+relation hv_training_validity(l: location, d: duration[month]) "high-voltage training valid for" aka "高压作业培训有效期"
+link person_location -> hv_training_validity "a person's location decides which limits apply"
+fact person_location(sun, chengdu)
+fact hv_training_validity(chengdu, 12 months)
+fact hv_training_validity(marrow, 24 months)
+"""
+    rb = rulebase_of(text, tmp_path)
+    q = "孙鹏要在车间断开一块动力电池，他的高压作业培训有效期是多长？"
+    goals, focus = _goals(rb, q)
+    assert goals == [("hv_training_validity", ("chengdu",))]
+    proof = prove(focus, rb, rb.facts)
+    linked = [m for m in focus.entities if m.described_by]
+    assert proof.value == parse_value("12 months")
+    assert "工作地点（孙鹏）：成都车场" in compose(proof, rb, [1], chinese=True, described=linked)
+    # no link, no hop: the question names no location
+    (tmp_path / "nolink").mkdir()
+    rb2 = rulebase_of(text.replace("link person_location", "# link"), tmp_path / "nolink")
+    assert _goals(rb2, q)[0] == []

@@ -70,7 +70,8 @@ def test_rule_violation_is_flagged_with_rule_id(parts):
 
 
 def test_chinese_rule_violation(parts):
-    a, _ = answerer(parts, ["深圳员工去杭州出差，住宿每晚最多报销 600 元[1]。"])
+    # the draft's own check: with symbolic answers the rules prove the 500 元 limit through Hangzhou's tier
+    a, _ = answerer(parts, ["深圳员工去杭州出差，住宿每晚最多报销 600 元[1]。"], symbolic_answers=False)
     r = a.ask("深圳员工去杭州出差，住宿每晚最多可以报销多少？", AskOptions(policy="flag", **FAST))
     assert r.status == "flagged" and any("CN_CITY_HOTEL_CAP" in c.rule_ids for c in r.claims)
 

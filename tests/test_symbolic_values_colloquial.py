@@ -82,3 +82,9 @@ def test_a_lone_zero_character_is_part_of_a_word():
     from pipeline.extraction import find_values
     assert [v for v, *_ in find_values("一笔 45,000 元的零部件采购")] == [Money(45000, "CNY")]
     assert [v for v, *_ in find_values("一百零五天，二〇二四年")] == [Duration(105, "day"), Duration(2024, "year")]
+
+
+def test_kuai_is_money_said_aloud_but_a_measure_word_before_its_noun():
+    from pipeline.extraction import find_values
+    assert [v for v, *_ in find_values("这个要 50 块，那个 3 块钱。")] == [Money(50, "CNY"), Money(3, "CNY")]
+    assert find_values("他要断开一块动力电池") == []

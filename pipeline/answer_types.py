@@ -59,14 +59,18 @@ _ASKED_NOUNS = [(re.compile(rx, re.IGNORECASE), frozenset(nouns)) for rx, nouns 
     (r"\bhow\s+heavy\b|多重", ("weight",)),
     (r"\bhow\s+old\b", ("age",)),
     (r"\bhow\s+often\b|(?:多久|多长时间)[^？?，,。]{0,10}一次|每隔多久", ("interval", "frequency", "周期", "频率")),
+    # a modal or "at most" asks a maximum less surely than "how far" asks a range: these say half a word
+    # (WEAK_CUE: pipeline.naming.relation_score)
     (r"\bhow\s+(?:long|much|many|far)\b[^?]*\b(?:may|can|could|allowed)\b|\bat\s+most\b|\bup\s+to\b|最多|最长|不超过",
-     ("maximum", "max", "longest", "limit", "highest", "上限")),
-    (r"\bat\s+least\b|\bminimum\b|最少|至少|最短", ("minimum", "min", "shortest", "least", "下限")),
+     ("~maximum", "~max", "~longest", "~limit", "~highest", "~上限")),
+    (r"\bat\s+least\b|\bminimum\b|最少|至少|最短", ("~minimum", "~min", "~shortest", "~least", "~下限")),
 ]]
+WEAK_CUE = "~"
 
 
 def asked_nouns(question: str) -> frozenset[str]:
-    """The nouns the question's words ask for (English and Chinese cues; see _ASKED_NOUNS)."""
+    """The nouns the question's words ask for (English and Chinese cues; see _ASKED_NOUNS); a weak one is
+    marked with WEAK_CUE."""
     return frozenset().union(*(nouns for rx, nouns in _ASKED_NOUNS if rx.search(question)))
 
 

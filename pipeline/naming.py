@@ -116,14 +116,15 @@ ROOT_WEIGHT = 0.5
 
 def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
     """The best share of one of the relation's names (label, aliases, id words) that the question uses: of
-    its words (or, at ROOT_WEIGHT, their roots: "approve" says "approval"), or of a Chinese name's characters."""
+    its words (or, at ROOT_WEIGHT, their roots: "approve" says "approval", or a weak cue: "~limit" of "up to"), or
+    of a Chinese name's characters."""
     best = 0.0
     roots = {word_root(w) for w in q_terms}
     for name in relation_names(sig):
         t = name_terms(name)
         if t:
-            best = max(best, sum(1.0 if w in q_terms else ROOT_WEIGHT if word_root(w) in roots else 0.0
-                                 for w in t) / len(t))
+            best = max(best, sum(1.0 if w in q_terms else ROOT_WEIGHT if word_root(w) in roots or "~" + w in q_terms
+                                 else 0.0 for w in t) / len(t))
         share = _chinese_share(name, q_terms)
         if share is not None:
             best = max(best, share)

@@ -140,11 +140,13 @@ def _possessed(after: str, rulebase: Any) -> re.Match | None:
 LINKED_MIN_SCORE = 0.6
 
 
-def linked_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -> list[EntityMention]:
+def linked_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
+                    entities: Sequence[EntityMention]) -> list[EntityMention]:
     """Arguments a rule author's link gives through a named entity: with `link person_location ->
     hv_training_validity`, "孙鹏…他的高压作业培训有效期是多长？" asks the validity at Sun Peng's location, the one the
-    facts give him. Only for a type the question names no entity of, and a linked relation it names."""
-    named_types = {x.type for x in focus.entities}
+    facts give him. Only for a type the question names no entity of, and a linked relation it names.
+    ``entities``: those the question is about (not the Sun Peng of "Sun Peng's manager", but his manager)."""
+    named_types = {x.type for x in entities}
     out: list[EntityMention] = []
     for link in getattr(rulebase, "links", ()):
         src, dst = rulebase.relations.get(link.source), rulebase.relations.get(link.target)
@@ -155,7 +157,7 @@ def linked_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -
                 or linked_type not in {p.type for p in dst.params[:-1]} \
                 or relation_score(dst, focus.relation_terms) < LINKED_MIN_SCORE:
             continue
-        for x in focus.entities:
+        for x in entities:
             objects = {f.args[1] for f in facts if f.relation == src.name and f.args[0] == x.entity_id} \
                 if x.type == via_type else set()
             y = rulebase.entities.get(objects.pop()) if len(objects) == 1 else None
@@ -170,7 +172,8 @@ def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     (pipeline.kb_facts.implied_arguments), or as it is when there are none."""
     described = described_entities(focus, rulebase, facts)
     related, unnamed = related_entities(focus, rulebase, facts)
-    linked = linked_entities(focus, rulebase, facts)
+    about = [*(x for x in focus.entities if x not in unnamed), *described, *related]
+    linked = linked_entities(focus, rulebase, facts, about)
     if not described and not unnamed and not linked and not implied:
         return focus
     out = parse_question(focus.question, rulebase, described=[*described, *related, *linked], unnamed=unnamed,

@@ -213,3 +213,26 @@ fact hv_training_validity(marrow, 24 months)
     (tmp_path / "nolink").mkdir()
     rb2 = rulebase_of(text.replace("link person_location", "# link"), tmp_path / "nolink")
     assert _goals(rb2, q)[0] == []
+
+
+def test_a_link_goes_through_the_entity_asked_about_not_the_one_set_apart(tmp_path):
+    rb = rulebase_of("""
+type person "person"
+entity person sun "Sun Peng"
+entity person zhao "Zhao Lin"
+type grade "grade"
+entity grade cr4 "CR4"
+entity grade cr5 "CR5"
+relation reports_to(p: person, q: person) "reports to"
+relation person_grade(p: person, g: grade) "grade" unique
+relation approval_limit(g: grade, x: money[CNY]) "approval limit"
+link person_grade -> approval_limit "a person's grade sets their approval limit"
+fact reports_to(sun, zhao)
+fact person_grade(sun, cr4)
+fact person_grade(zhao, cr5)
+fact approval_limit(cr4, "36000 CNY")
+fact approval_limit(cr5, "150000 CNY")
+""", tmp_path)
+    # "Sun Peng's manager" is Zhao Lin: the grade is his, not Sun Peng's
+    assert _goals(rb, "What is the approval limit of Sun Peng's manager?")[0] == [("approval_limit", ("cr5",))]
+    assert _goals(rb, "What is the approval limit of Sun Peng?")[0] == [("approval_limit", ("cr4",))]

@@ -167,6 +167,11 @@ def _inside_name(text: str, s: int, e: int) -> bool:
         not text[s:e][-1:].isalpha()
 
 
+# After a number, what makes it a time of day: "a.m.", "p.m.", "o'clock", ":30", or a range ending in them.
+_CLOCK_AFTER = re.compile(r"(?::[0-5]\d)?\s*(?:[ap]\.?m\b\.?|o'clock\b"
+                          r"|(?:to|-|–|and|until)\s*\d{1,2}(?::[0-5]\d)?\s*[ap]\.?m\b)", re.IGNORECASE)
+
+
 def find_values(text: str) -> list[tuple[Any, str, int, int]]:
     """Every value in ``text`` as (value, kind, start, end), longest-kind first, non-overlapping."""
     return list(_find_values(text))
@@ -184,6 +189,8 @@ def _find_values(text: str) -> tuple[tuple[Any, str, int, int], ...]:
                 continue
             if kind == "number" and m.group(0) == "一":
                 continue   # a morpheme far more often than a count: 一共, 一起, 统一, 唯一
+            if kind == "number" and _CLOCK_AFTER.match(text, e):
+                continue   # a time of day ("from 7 to 9 a.m.", "at 10 p.m."): no count, no amount
             try:
                 value = parse_value(m.group(0))
             except (ValueError, OverflowError):

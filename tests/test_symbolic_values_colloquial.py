@@ -88,3 +88,11 @@ def test_kuai_is_money_said_aloud_but_a_measure_word_before_its_noun():
     from pipeline.extraction import find_values
     assert [v for v, *_ in find_values("这个要 50 块，那个 3 块钱。")] == [Money(50, "CNY"), Money(3, "CNY")]
     assert find_values("他要断开一块动力电池") == []
+
+
+def test_a_time_of_day_is_no_count():
+    # "from 7 to 9 a.m." was read as bike limits of 7 and 9 (tuning2 con-03's gold answer)
+    from pipeline.extraction import find_values
+    text = "Bikes are not allowed from 7 to 9 a.m. and from 4 to 6 p.m.; outside those hours a car takes up to 4 bicycles."
+    assert [(v, text[s:e]) for v, _k, s, e in find_values(text)] == [(Quantity(4), "4")]
+    assert find_values("My shift ended at 10 p.m.; the next starts at 7:30 am.") == []

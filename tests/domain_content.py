@@ -324,3 +324,32 @@ def test_no_item_cites_the_note_or_the_superseded_document(domain):
 
 
 __all__ = ["Domain", "parametrize_items"] + [name for name in dir() if name.startswith("test_")]
+
+
+# ---- checks the readable domains (eval/tuning, eval/tuning2) make beyond the shared ones; each test file
+# calls them for its own Domain, the held-out domain does not ---------------------------------------------
+
+def check_note_contradicts_rather_than_repeats(domain: Domain) -> None:
+    assert not mentions(domain.docs[domain.policy][1], domain.note_says)
+
+
+def check_injection_inside_an_ordinary_paragraph(domain: Domain) -> None:
+    body = domain.docs[domain.injection_doc][1]
+    paragraph = next(p for p in body.split("\n\n") if INJECTION in p)
+    before, after = paragraph.split(INJECTION, 1)
+    assert before.strip() and after.split(".", 1)[1].strip(), "sentences before and after it"
+    assert not paragraph.lstrip().startswith(("#", "|", "-", ">"))
+
+
+def check_chinese_values_in_both_numerals(domain: Domain, units: str) -> None:
+    """Every Chinese document writes a value in Arabic and one in Chinese numerals, with one of ``units``."""
+    zh = [body for fm, body in domain.docs.values() if fm.get("language") == "zh"]
+    assert all(re.search(rf"\d[\d,.]*\s*{units}", body) for body in zh)
+    assert all(re.search(rf"[一二两三四五六七八九十百千万]+{units}", body) for body in zh)
+
+
+def check_gold_answers_in_the_question_language(domain: Domain) -> None:
+    for it in domain.items:
+        if it["gold_answer"]:
+            has_cjk = re.search(r"[\u4e00-\u9fff]", it["gold_answer"]) is not None
+            assert has_cjk == (it["language"] == "zh"), it["id"]

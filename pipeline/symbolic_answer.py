@@ -310,8 +310,8 @@ def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool, question: str = 
         p = sig.params[i]
         if p.type not in VALUE_TYPES:
             names.append(_entity_name(rulebase, a, chinese))
-        elif p.type == "number" and chinese and _said_count(question, proof.goal.stated, a):
-            values.append(_said_count(question, proof.goal.stated, a) or "")
+        elif p.type == "number" and chinese and (said := _said_count(question, proof.goal.stated, a)):
+            values.append(said)
         elif p.type == "number" and p.name:
             values.append(f"{say_value(a, chinese)} {p.name.replace('_', ' ')}")
         else:

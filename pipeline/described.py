@@ -5,6 +5,7 @@ the answer's claims and the proof are about that entity."""
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any, Mapping, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
@@ -120,19 +121,31 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
 _POSSESSED = re.compile(r"^(?:'s|’s)\s+([a-z]+)\b")
 
 
+_KNOWN: "weakref.WeakKeyDictionary[Any, tuple[frozenset[str], frozenset[str]]]" = weakref.WeakKeyDictionary()
+
+
+def _known_words(rulebase: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """(the words of every relation's and entity type's names, every entity name lower-cased), once per rule base."""
+    found = _KNOWN.get(rulebase)
+    if found is None:
+        words = {w for sig in rulebase.relations.values() for n in relation_names(sig) for w in content_terms(n)}
+        words |= {w for t in rulebase.types.values() for n in (t.name.replace("_", " "), t.label, *t.aliases) if n
+                  for w in content_terms(n)}
+        names = {n.lower() for e in rulebase.entities.values() for n in (e.label, *e.aliases) if n}
+        found = _KNOWN[rulebase] = (frozenset(words), frozenset(names))
+    return found
+
+
 def _possessed(after: str, rulebase: Any) -> re.Match | None:
-    """"'s manager" after a name: a noun the mention owns that is no word of a relation's or entity type's name,
-    nor an entity's name ("'s approval limit", "'s grade" are), so it stands for another entity of the mention's type, the
-    one a relation between two entities of that type gives (English only)."""
+    """"'s manager" after a name: a noun the mention owns that is no word of a relation's or entity type's
+    name, nor an entity's name ("'s approval limit", "'s grade" are), so it stands for another entity of the
+    mention's type, the one a relation between two entities of that type gives (English only)."""
     m = _POSSESSED.match(after)
     if m is None:
         return None
     word = m.group(1)
-    known = {w for sig in rulebase.relations.values() for n in relation_names(sig) for w in content_terms(n)}
-    known |= {w for t in rulebase.types.values() for n in (t.name.replace("_", " "), t.label, *t.aliases) if n
-              for w in content_terms(n)}
+    known, named = _known_words(rulebase)
     # a one-word entity name ("'s Chengdu"), not a word of a longer one: "Depot Manager" is a title, "manager" not
-    named = {n.lower() for e in rulebase.entities.values() for n in (e.label, *e.aliases) if n}
     return None if content_terms(word) & known or not content_terms(word) or word in named else m
 
 

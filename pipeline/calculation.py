@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pipeline.extraction import EvidenceValue, find_values
-from pipeline.symbolic_answer import say_value
+from pipeline.composition import say_value
 from symbolic.values import Duration, Money, Quantity
 
 # What a rate counts per, as "per item per day", "a night", "/hour", "每册每天", "每人每晚": canonical unit words.

@@ -12,7 +12,7 @@ from pipeline.extraction import find_values
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus
 from pipeline.quoted_answer import asked_kinds, checked_attempt, own_values, quoted_attempt, ranked_statements
-from pipeline.symbolic_answer import say_value
+from pipeline.composition import say_value
 from pipeline.types import Attempt
 from symbolic.values import Duration, Quantity
 

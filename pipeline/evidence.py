@@ -22,7 +22,8 @@ from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, entity_label, find_entities, parse_question, relation_label, relation_score
 from pipeline.relation_namer import RelationNamer
 from pipeline.rule_goals import with_derived_goals
-from pipeline.symbolic_answer import ProvenAnswer, prove, value_places
+from pipeline.composition import value_places
+from pipeline.symbolic_answer import ProvenAnswer, prove
 
 # Passages per follow-up query, and the most follow-up queries per question.
 FOLLOWUP_TOP_K = 3

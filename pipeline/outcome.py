@@ -10,7 +10,7 @@ from pipeline.evidence import QuestionContext, evidence_for
 from pipeline.limit_check import breach_words
 from pipeline.extraction import cited_indices
 from pipeline.grounding import relation_reports, violations_of
-from pipeline.symbolic_answer import compose, stated_value
+from pipeline.composition import compose, stated_value
 from pipeline.types import AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, Status
 from symbolic import Claim
 from symbolic.values import format_value

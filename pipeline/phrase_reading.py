@@ -15,7 +15,7 @@ from pipeline.claim_reading import fits
 from pipeline.extraction import ValueMention, cited_for, find_values, sentences
 from pipeline.prompts import is_chinese
 from pipeline.question import EntityMention, QuestionFocus, find_entities, param_fits, relation_names, stated_values
-from pipeline.symbolic_answer import plain_label
+from pipeline.composition import plain_label
 from pipeline.vocabulary_reading import entity_subject
 from symbolic import Claim, Fact, Provenance
 from symbolic.model import VALUE_TYPES

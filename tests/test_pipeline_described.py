@@ -75,7 +75,8 @@ def test_a_count_describes_a_thing_only_where_the_question_names_its_type(rb):
 
 
 def test_a_composed_answer_says_which_entity_the_description_is(rb):
-    from pipeline.symbolic_answer import compose, prove
+    from pipeline.composition import compose
+    from pipeline.symbolic_answer import prove
     facts = [*rb.facts, _doc_fact("docking_slots", "lx_500", parse_value("12")),
              _doc_fact("battery_warranty", "lx_500", parse_value("18 months"))]
     focus = with_described(parse_question("What is the battery warranty of the product with a 12-slot dock?", rb),
@@ -109,7 +110,8 @@ def _goals(org, q):
 
 
 def test_an_entity_named_through_a_relation_from_a_named_one(org):
-    from pipeline.symbolic_answer import compose, prove
+    from pipeline.composition import compose
+    from pipeline.symbolic_answer import prove
     for q in ["What is the approval limit of the person Wang Yu reports to?", "王雨的直属上级的审批上限是多少？"]:
         goals, focus = _goals(org, q)
         assert goals == [("approval_limit", ("chen_hao",))], q
@@ -141,7 +143,8 @@ fact loan_period(suzhou, 30 days)
 
 
 def test_an_argument_the_facts_leave_no_choice_in_is_implied(tmp_path):
-    from pipeline.symbolic_answer import compose, prove
+    from pipeline.composition import compose
+    from pipeline.symbolic_answer import prove
     from pipeline.kb_facts import implied_arguments
     rb = rulebase_of(SITES, tmp_path)
     implied = implied_arguments(rb, [])   # the rule files' facts are the whole KB's here
@@ -187,7 +190,8 @@ def test_a_bare_count_describes_a_thing_where_its_noun_names_the_relation(tmp_pa
 
 
 def test_a_declared_link_gives_the_argument_through_the_named_entity(tmp_path):
-    from pipeline.symbolic_answer import compose, prove
+    from pipeline.composition import compose
+    from pipeline.symbolic_answer import prove
     text = """
 type person "person"
 entity person sun "Sun Peng" aka "孙鹏"

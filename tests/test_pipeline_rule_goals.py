@@ -8,7 +8,8 @@ from pipeline.evidence import facts_focus
 from pipeline.limit_check import breached_limits
 from pipeline.naming import named_value_spans, value_terms, word_root
 from pipeline.question import parse_question, relation_score
-from pipeline.symbolic_answer import compose, prove, states_a_value
+from pipeline.composition import compose
+from pipeline.symbolic_answer import prove, states_a_value
 from pipeline_fakes import rulebase_of
 from symbolic.values import Money, Quantity
 

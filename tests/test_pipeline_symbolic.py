@@ -12,7 +12,8 @@ from pipeline.extraction import extract_claims
 from pipeline.kb_facts import KBFactCache
 from pipeline.prompts import ABSTAIN_SENTINEL
 from pipeline.question import answer_types, parse_question
-from pipeline.symbolic_answer import compose, prove
+from pipeline.composition import compose
+from pipeline.symbolic_answer import prove
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
@@ -141,7 +142,7 @@ def test_echoed_sources_and_citation_only_lines_are_stripped():
 
 
 def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):
-    from pipeline.symbolic_answer import _VERBAL_END, plain_label
+    from pipeline.composition import _VERBAL_END, plain_label
     assert plain_label("a person's purchase approval limit (grade -> limit)") == "person's purchase approval limit"
     assert _VERBAL_END.search("acknowledge within") and not _VERBAL_END.search("hotel limit per night")
     # a hyphenated noun ends in no preposition
@@ -149,7 +150,7 @@ def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):
 
 
 def test_a_sources_adjectival_wording_is_not_the_value_of_a_sentence(rb):
-    from pipeline.symbolic_answer import _ADJECTIVAL
+    from pipeline.composition import _ADJECTIVAL
     # "the 5-day limit": after "is" the value reads "5 days"; "EUR 180", "12 个月" are kept as written
     assert _ADJECTIVAL.match("5-day") and _ADJECTIVAL.match("24-month")
     assert not _ADJECTIVAL.match("EUR 180") and not _ADJECTIVAL.match("12 个月") and not _ADJECTIVAL.match("5 days")

@@ -8,7 +8,8 @@ from pipeline.extraction import find_values
 from pipeline.kb_facts import KBFactCache
 from pipeline.premise import stated_premises
 from pipeline.question import parse_question
-from pipeline.symbolic_answer import compose, prove
+from pipeline.composition import compose
+from pipeline.symbolic_answer import prove
 from symbolic.values import parse_value as v
 from pipeline_fakes import FakePassage, FixedRetriever, rulebase_of
 

@@ -1,0 +1,208 @@
+"""The proof as one sentence in the question's language: the relation's label, its subject (the entities,
+then the values the question gave), the value as the source writes it, the steps of the rule's chain, and the
+citations of the sources that state its facts."""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Sequence
+
+from pipeline.extraction import find_values
+from pipeline.question import sole_entities
+from pipeline.symbolic_answer import ProvenAnswer
+from symbolic import Node
+from symbolic.model import VALUE_TYPES
+from symbolic.values import Money, Percentage, Quantity, format_value
+
+def plain_label(label: str) -> str:
+    """A rule author's label as sentence text: no "(grade -> limit)" asides, no leading article."""
+    label = re.sub(r"\s*[(（][^()（）]*[)）]", "", label).replace("->", " ").strip()
+    return re.sub(r"^(?:a|an|the)\s+", "", label, flags=re.IGNORECASE)
+
+
+def _label(sig: Any, chinese: bool) -> str:
+    names = [sig.label, *sig.aliases] if sig.label else [*sig.aliases, sig.name.replace("_", " ")]
+    if chinese:
+        zh = [n for n in names if any("\u4e00" <= ch <= "\u9fff" for ch in n)]
+        if zh:
+            return plain_label(zh[0])
+    latin = [n for n in names if n and not any("\u4e00" <= ch <= "\u9fff" for ch in n)]
+    return plain_label(latin[0] if latin else sig.name.replace("_", " "))
+
+
+# A label ending in a preposition reads as a verb phrase ("acknowledge within"): "S2: acknowledge within 30
+# minutes" rather than "The acknowledge within for S2 is ...".
+# (A word of its own: "carry-over" is a noun.)
+_VERBAL_END = re.compile(r"(?:^|\s)(?:within|by|after|before|at|in|on|for|of|to|under|over|from|per|up to)$",
+                         re.IGNORECASE)
+
+
+_ZH_UNITS = {"day": "天", "hour": "小时", "minute": "分钟", "week": "周", "month": "个月", "year": "年",
+             "workday": "个工作日", "kg": "公斤", "g": "克", "t": "吨", "m": "米", "km": "公里", "cm": "厘米", "mm": "毫米",
+             "m/s": "米/秒", "km/h": "公里/小时", "°c": "°C"}
+_ZH_CURRENCY = {"CNY": "元", "EUR": "欧元", "USD": "美元", "GBP": "英镑", "JPY": "日元", "HKD": "港元"}
+
+
+_ADJECTIVAL = re.compile(r"^\d[\d.,]*-[A-Za-z]+$")
+
+
+def _number(x: float) -> str:
+    return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
+
+
+def say_value(value: Any, chinese: bool) -> str:
+    """A value as a sentence in the question's language states it: "EUR 1,200", "12 天", "8 %"."""
+    if isinstance(value, Money):     # an amount with cents shows both digits: "GBP 4.20"
+        amount = f"{value.amount:,.2f}" if value.amount != int(value.amount) else _number(value.amount)
+        if chinese:
+            return f"{amount} {_ZH_CURRENCY.get(value.currency, value.currency)}"
+        return f"{value.currency} {amount}"
+    if isinstance(value, Quantity) and chinese and value.unit in _ZH_UNITS:
+        return f"{_number(value.value)} {_ZH_UNITS[value.unit]}"
+    if isinstance(value, Percentage):
+        return f"{_number(value.value)} %"
+    return format_value(value)
+
+
+def _entity_name(rulebase: Any, eid: Any, chinese: bool) -> str:
+    e = rulebase.entities.get(eid) if isinstance(eid, str) else None
+    if e is None:
+        return say_value(eid, chinese)
+    if chinese:
+        zh = [n for n in e.names if any("\u4e00" <= ch <= "\u9fff" for ch in n)]
+        if zh:
+            return zh[0]
+    return e.label
+
+
+def value_places(proof: ProvenAnswer, passages: Sequence[Any], kb: Any = None) -> Iterator[tuple[Any, int, int]]:
+    """Where the proved value stands in the spans of the document facts the proof rests on: (passage, start,
+    end) in the passage's text, the passage being ``kb``'s chunk of the fact (pipeline.kb_facts.KBFacts) or
+    else the first of ``passages`` that holds the span."""
+    for f in proof.documents:
+        prov = f.provenance
+        holder = kb.passage_for(f) if kb is not None else None
+        holder = holder or next((p for p in passages if p.doc_id == prov.doc_id
+                                 and p.start <= (prov.start or 0) and (prov.end or 0) <= p.end), None)
+        if holder is None or prov.start is None or prov.end is None:
+            continue
+        at = prov.start - holder.start
+        for value, _kind, s, e in find_values(holder.text[at:prov.end - holder.start]):
+            if value == proof.value:
+                yield holder, at + s, at + e
+
+
+def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
+    """The proved value as a source writes it ("EUR 0.35", "16 characters", "12 天"), read from the span of
+    a document fact the proof rests on; None when no shown passage holds one."""
+    return next((p.text[s:e] for p, s, e in value_places(proof, passages)), None)
+
+
+def _steps(proof: ProvenAnswer, rulebase: Any, chinese: bool, max_depth: int = 3) -> list[str]:
+    """The intermediate facts of a multi-hop or computed proof, as "city tier: Tier 2" or "per diem (arrival
+    day): EUR 26": the premises of its rules, depth first (not into a recursive chain), that bind a value not
+    yet said; a premise about an entity the question did not name says which."""
+    said: list[Any] = [*proof.goal.args, proof.value]
+    quiet = set(sole_entities(rulebase).values())
+    out: list[str] = []
+
+    def walk(node: Node, depth: int) -> None:
+        rule_support = next((s for s in node.supports if s.rule is not None), None)
+        if rule_support is None or depth > max_depth:
+            return
+        for p in rule_support.premises:
+            if not isinstance(p, Node):
+                continue
+            if p.relation != proof.goal.relation and p.args[-1] not in said:
+                said.append(p.args[-1])
+                sig = rulebase.relations.get(p.relation)
+                label = _label(sig, chinese) if sig else p.relation
+                about = [_entity_name(rulebase, a, chinese) for a in p.args[:-1] if a not in said and a not in quiet]
+                if about:
+                    label += f"（{'，'.join(about)}）" if chinese else f" ({', '.join(about)})"
+                out.append(f"{label}{'：' if chinese else ': '}{_entity_name(rulebase, p.args[-1], chinese)}")
+            if not _recursive(p):
+                walk(p, depth + 1)
+
+    walk(proof.node, 0)
+    return out
+
+
+def _recursive(node: Node) -> bool:
+    """A conclusion drawn through its own relation (a management chain, ancestors): its conclusion says
+    enough; each link of the chain would be a step."""
+    support = next((s for s in node.supports if s.rule is not None), None)
+    return support is not None and any(isinstance(p, Node) and p.relation == node.relation for p in support.premises)
+
+
+# A count as a Chinese question writes it: the number and its measure word ("3 晚", "22 天").
+_ZH_COUNT = re.compile(r"[\d,.]+\s*[\u4e00-\u9fff]")
+
+
+def _said_count(question: str, stated: Sequence[tuple[int, int]], value: Any) -> str | None:
+    """How a Chinese ``question`` writes the count ``value`` its goal binds at one of ``stated`` spans."""
+    for s, _e in stated:
+        m = _ZH_COUNT.match(question, s)
+        if m and any(v == value for v, *_ in find_values(question[s:m.end() - 1])):
+            return m.group(0)
+    return None
+
+
+def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool, question: str = "") -> str:
+    """The goal's bound arguments as words: the entities ("Paris"), then the values the question gave, a
+    count read with its parameter's name ("4 nights"), or as a Chinese question writes it ("3 晚")."""
+    sig = rulebase.relations[proof.goal.relation]
+    names, values = [], []
+    sole = sole_entities(rulebase)
+    for i, a in enumerate(proof.goal.args):
+        if i in proof.goal.implied and sole.get(sig.params[i].type) == a:
+            continue   # the travel policy, the one there is; an argument the facts imply is said
+        p = sig.params[i]
+        if p.type not in VALUE_TYPES:
+            names.append(_entity_name(rulebase, a, chinese))
+        elif p.type == "number" and chinese and (said := _said_count(question, proof.goal.stated, a)):
+            values.append(said)
+        elif p.type == "number" and p.name:
+            values.append(f"{say_value(a, chinese)} {p.name.replace('_', ' ')}")
+        else:
+            values.append(say_value(a, chinese))
+    return "，".join([" / ".join(names)] + values if names else values) if chinese else \
+        ", ".join([" / ".join(names)] + values if names else values)
+
+
+def _described_step(mention: Any, rulebase: Any, chinese: bool) -> str:
+    """How the question's description names an argument: "autosampler capacity: 120", "reports to (Wang Yu):
+    Chen Hao"."""
+    label = _label(rulebase.relations[mention.described_by], chinese)
+    if mention.via is None:
+        return f"{label}{'：' if chinese else ': '}{mention.text}"
+    via = _entity_name(rulebase, mention.via, chinese)
+    who = _entity_name(rulebase, mention.entity_id, chinese)
+    return f"{label}（{via}）：{who}" if chinese else f"{label} ({via}): {who}"
+
+
+def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
+            stated: str | None = None, described: Sequence[Any] = (), question: str = "") -> str:
+    """The proof as one sentence in the question's language, citing ``citations`` ([n] of the sources
+    that state its facts); ``stated``: the value as the source writes it, used when its script matches;
+    ``described``: the question's mentions that name an argument by a value, said as steps ("autosampler
+    capacity: 120") so the answer shows which entity the description is."""
+    sig = rulebase.relations[proof.goal.relation]
+    label = _label(sig, chinese)
+    subject = _subject(proof, rulebase, chinese, question)
+    value = _entity_name(rulebase, proof.value, chinese)
+    # the source's own wording, unless it is an adjective ("the 5-day limit"), which cannot follow "is"
+    if stated and any("\u4e00" <= ch <= "\u9fff" for ch in stated) == chinese and not _ADJECTIVAL.match(stated):
+        value = stated
+    steps = [_described_step(m, rulebase, chinese) for m in described
+             if m.described_by in rulebase.relations and m.entity_id in proof.goal.args]
+    steps += _steps(proof, rulebase, chinese)
+    if steps:
+        value += f"（{'，'.join(steps)}）" if chinese else f" ({'; '.join(steps)})"
+    cite = "".join(f" [{n}]" for n in citations)
+    if chinese:
+        return f"{subject}的{label}为{value}{cite}。" if subject else f"{label}为{value}{cite}。"
+    if _VERBAL_END.search(label):
+        text = f"{subject}: {label} {value}" if subject else f"{label} {value}"
+    else:
+        text = f"The {label} for {subject} is {value}" if subject else f"The {label} is {value}"
+    return text[0].upper() + text[1:] + f"{cite}."

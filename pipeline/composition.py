@@ -36,6 +36,11 @@ _VERBAL_END = re.compile(r"(?:^|\s)(?:within|by|after|before|at|in|on|for|of|to|
                          re.IGNORECASE)
 
 
+# A label that names its subject's type as an owner ("a person's approval limit") is said of the subject itself:
+# "Jonah Petrakis's approval limit", not "the person's approval limit for Jonah Petrakis".
+_POSSESSED_LABEL = re.compile(r"^\w+['’]s\s+(.+)$")
+
+
 _ZH_UNITS = {"day": "天", "hour": "小时", "minute": "分钟", "week": "周", "month": "个月", "year": "年",
              "workday": "个工作日", "kg": "公斤", "g": "克", "t": "吨", "m": "米", "km": "公里", "cm": "厘米", "mm": "毫米",
              "m/s": "米/秒", "km/h": "公里/小时", "°c": "°C"}
@@ -201,8 +206,11 @@ def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chi
     cite = "".join(f" [{n}]" for n in citations)
     if chinese:
         return f"{subject}的{label}为{value}{cite}。" if subject else f"{label}为{value}{cite}。"
+    owned = _POSSESSED_LABEL.match(label)
     if _VERBAL_END.search(label):
         text = f"{subject}: {label} {value}" if subject else f"{label} {value}"
+    elif owned and subject and len(proof.goal.args) == 1 and sig.params[0].type not in VALUE_TYPES:
+        text = f"{subject}'s {owned.group(1)} is {value}"
     else:
         text = f"The {label} for {subject} is {value}" if subject else f"The {label} is {value}"
     return text[0].upper() + text[1:] + f"{cite}."

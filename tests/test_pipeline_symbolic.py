@@ -97,6 +97,27 @@ def test_current_document_wins_and_the_proof_cites_it(rb):
     assert compose(proof, rb, [2], chinese=True) == "Tier 1的住宿标准为180 欧元 [2]。"
 
 
+def test_a_label_naming_its_owner_is_said_of_the_subject(tmp_path):
+    # tuning2 con-01 read "The person's approval limit for Jonah Petrakis is USD 6,000"
+    rules = """type person "person"
+entity person jonah "Jonah Petrakis"
+type grade "grade"
+entity grade cr4 "CR4"
+relation person_limit(p: person, x: money[USD]) "a person's approval limit"
+relation grade_limit(g: grade, x: money[USD]) "grade's limit for a region"
+pattern P_LIMIT: "{person} may approve up to {x:money}" -> person_limit(person, x)
+pattern P_GRADE: "{grade} staff approve up to {x:money}" -> grade_limit(grade, x)
+"""
+    rb = rulebase_of(rules, tmp_path, "p.rules")
+    facts = kb_facts(rb, [FakePassage("a.md", "Jonah Petrakis may approve up to USD 6,000. CR4 staff approve up to "
+                                              "USD 5,000.", 0.9, chunk_id="a")])
+    proof = prove(parse_question("What is Jonah Petrakis's approval limit?", rb), rb, facts)
+    assert compose(proof, rb, [1], chinese=False) == "Jonah Petrakis's approval limit is USD 6,000 [1]."
+    # whatever the owner word, the subject takes its place
+    proof = prove(parse_question("What is CR4's limit for a region?", rb), rb, facts)
+    assert compose(proof, rb, [1], chinese=False) == "CR4's limit for a region is USD 5,000 [1]."
+
+
 def test_goal_rules_answer_multi_hop_questions(rb):
     proof = prove(parse_question("What is the hotel limit in Berlin?", rb), rb, kb_facts(rb))
     assert str(proof.value) == "140 EUR" and proof.node.rule_ids == ["G_CITY"]

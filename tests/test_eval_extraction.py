@@ -177,9 +177,8 @@ def test_labelled_set_is_consistent_with_its_rules(name):
                for it in model)
     if name in ("tuning", "tuning2"):   # their gold answers each assert facts
         assert all(it.facts for it in ds.items if it.source == "gold")
-    if name == "tuning2":   # gold answers only: its patterns were written from the documents, never run on them
-        assert not model and len(ds.items) == len(gold)
-        return
+    if name == "tuning2":   # both models' answers (session 23's runs sys-{135m,05b}-t2-s23a), labelled by hand
+        assert {it.model for it in model} == {"smollm2-135m", "qwen2.5-coder-0.5b"}
     assert len(model) >= 25 and {it.language for it in model} == {"en", "zh"}
     # deduplicated per item and model: one model may repeat a text for another question (read with its own
     # question), and both models may deliver the same answer composed by the rules

@@ -1,6 +1,7 @@
 """All the claims read from one answer, reader by reader: rule-file patterns, a relation's own name as the
-subject of "is", the question's focus, the rule vocabulary, "label: value" pairs, ranges of bands, the model (opt-in), corrections, entity pairs, relations
-carried over to coordinated clauses, links of a rule's chain."""
+subject of "is", the question's focus, the rule vocabulary, "label: value" pairs, ranges of bands, the model
+(opt-in), corrections, possessives, entity pairs, relations carried over to coordinated clauses, links of a
+rule's chain."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -15,6 +16,7 @@ from pipeline.directed_pair_reading import directed_pair_claims
 from pipeline.extraction import extract_claims
 from pipeline.label_reading import label_claims
 from pipeline.phrase_reading import merged, phrase_claims, unread
+from pipeline.possessive_reading import possessive_claims
 from pipeline.premise import stated_premises
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.total_reading import input_claims, total_claims
@@ -26,8 +28,8 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     """Pattern claims and value mentions, then "the <relation's name> for <subject> is <value>" (displacing a
     pattern's other reading of that value), then the values no pattern read placed by the question's focus,
     the vocabulary, "label: value" pairs, a band's range and value, a computing question's total and the
-    rates beside it and (``lm_extraction``) the model, then corrections of the question's premise, entity
-    pairs (same clause, appositive, word order), relations carried over to gapped clauses and the third link
+    rates beside it and (``lm_extraction``) the model, then corrections of the question's premise, possessives
+    ("Zhao Lin's limit is CNY 150,000"), entity pairs (same clause, appositive, word order), relations carried over to gapped clauses and the third link
     of a rule's chain whose two others a sentence states, each reader
     skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
     Returns (claims sorted by position, the value mentions no reader placed)."""
@@ -69,6 +71,9 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     corrected = correction_claims(answer, passages, focus, rulebase, claims)
     claims += corrected
     left = [m for m in left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end for c in corrected)]
+    # a possessive may say a second relation of a value another reader placed ("…grade HG8, so his limit is
+    # CNY 108,000": the grade's limit and the person's)
+    claims += [p for p in possessive_claims(answer, passages, rulebase) if not any(c.fact.key == p.fact.key for c in claims)]
     claims += entity_pair_claims(answer, passages, rulebase, claims)
     claims += apposition_pair_claims(answer, passages, rulebase, claims)
     claims += directed_pair_claims(answer, passages, rulebase, claims)

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.approver import covering_limit
 from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.described import with_described
@@ -53,8 +54,10 @@ class QuestionContext:
 
     @property
     def check_passages(self) -> list[Any]:
-        """The chunks stating what the premise corrections and the limit breaches prove."""
-        return [p for c in self.corrections for p in c.passages] + [p for b in self.breaches for p in b.passages]
+        """The chunks stating what the premise corrections and the limit breaches prove (and the limits that
+        cover a breached amount)."""
+        return [p for c in self.corrections for p in c.passages] + \
+            [p for b in self.breaches for p in [*b.passages, *b.cover_passages]]
 
 
 def _search(retriever: Any, query: str, top_k: int) -> tuple[list[Any], list[Any]]:
@@ -188,6 +191,10 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
             c.passages = proof_passages(c.proof, ctx.candidates, ctx.kb, rulebase, question)
         for b in ctx.breaches:
             b.passages = proof_passages(b.proof, ctx.candidates, ctx.kb, rulebase, question)
+            if len(ctx.breaches) == 1 and b.direction == "upper":
+                b.covered_by = covering_limit(question, b.stated, b.proof, rulebase, facts)
+                if b.covered_by is not None:
+                    b.cover_passages = proof_passages(b.covered_by, ctx.candidates, ctx.kb, rulebase, question)
     ctx.timings_ms = {"retrieve": round((t1 - t0) * 1000, 3), "prove": round((time.perf_counter() - t1) * 1000, 3)}
     return ctx
 

@@ -53,9 +53,14 @@ class LimitBreach:
     direction: str                         # "upper" (a maximum) or "lower" (a minimum)
     proof: ProvenAnswer                    # the limit
     passages: list[Any] = field(default_factory=list)   # the chunks stating the proof's facts
+    covered_by: ProvenAnswer | None = None  # the lowest limit that covers the value (pipeline.approver)
+    cover_passages: list[Any] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"stated": format_value(self.stated), "direction": self.direction, "proved": self.proof.to_dict()}
+        out = {"stated": format_value(self.stated), "direction": self.direction, "proved": self.proof.to_dict()}
+        if self.covered_by is not None:
+            out["covered_by"] = self.covered_by.to_dict()
+        return out
 
 
 def asks_permission(question: str) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 from pipeline import prompts
 from pipeline.evidence import QuestionContext, evidence_for
+from pipeline.approver import cover_words
 from pipeline.limit_check import breach_words
 from pipeline.extraction import cited_indices
 from pipeline.grounding import relation_reports, violations_of
@@ -101,6 +102,8 @@ def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bo
         if one_way:
             lead, tail = (lead if i == 0 else ""), (tail if i == len(ctx.breaches) - 1 else "")
         parts.append((b.proof, b.passages, lead, tail))
+        if b.covered_by is not None:
+            parts.append((b.covered_by, b.cover_passages, "", cover_words(chinese=chinese)))
     if ctx.proof is not None:
         parts.append((ctx.proof, ctx.proof_passages, "", ""))
     described = [m for m in ctx.focus.entities if m.described_by]

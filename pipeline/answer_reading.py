@@ -29,8 +29,8 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     pattern's other reading of that value), then the values no pattern read placed by the question's focus,
     the vocabulary, "label: value" pairs, a band's range and value, a computing question's total and the
     rates beside it and (``lm_extraction``) the model, then corrections of the question's premise, possessives
-    ("Zhao Lin's limit is CNY 150,000"), entity pairs (same clause, appositive, word order), relations carried over to gapped clauses and the third link
-    of a rule's chain whose two others a sentence states, each reader
+    ("Zhao Lin's limit is CNY 150,000"), entity pairs (same clause, appositive, word order), relations carried
+    over to gapped clauses and the third link of a rule's chain whose two others a sentence states, each reader
     skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
     Returns (claims sorted by position, the value mentions no reader placed)."""
     names = [(e.start, e.end) for e in find_entities(answer, rulebase)] if rulebase is not None else []

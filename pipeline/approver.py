@@ -37,7 +37,8 @@ def covering_limit(question: str, stated: Any, proof: ProvenAnswer, rulebase: An
     fact = _matrix_fact(proof, rulebase)
     if fact is None:
         return None
-    rows = [f for f in current_evidence(evidence, rulebase)
+    current = current_evidence(evidence, rulebase)
+    rows = [f for f in current
             if f.relation == fact.relation and len(f.args) == len(fact.args) and f.args[1:-1] == fact.args[1:-1]
             and f.args[0] != fact.args[0]]
     covering = []
@@ -49,11 +50,8 @@ def covering_limit(question: str, stated: Any, proof: ProvenAnswer, rulebase: An
             continue
     if not covering:
         return None
-    lowest = covering[0]
-    for f in covering[1:]:
-        if f.args[-1] < lowest.args[-1]:
-            lowest = f
-    chainer = BackwardChainer(rulebase.backward_rules, [*current_evidence(evidence, rulebase), *rulebase.facts])
+    lowest = min(covering, key=lambda f: f.args[-1])
+    chainer = BackwardChainer(rulebase.backward_rules, [*current, *rulebase.facts])
     found = best_proof(chainer, Goal(fact.relation, tuple(lowest.args[:-1]), 1.0))
     return found if found is not None and found.value == lowest.args[-1] else None
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, runtime_checkable
 
 from pipeline import prompts, sources
 from pipeline.answer_reading import read_answer
+from pipeline.beyond_premise import corrected_and_quoted
 from pipeline.checking import Check, check_answer
 from pipeline.computed_answer import source_answer
 from pipeline.events import LoopEvent, StreamEvent
@@ -19,7 +20,7 @@ from pipeline.generation import generate, ms
 from pipeline.grounding import feedback
 from pipeline.kb_facts import KBFactCache
 from pipeline.model_profiles import PromptProfile, profile_for
-from pipeline.outcome import final_result
+from pipeline.outcome import final_result, shown_passages
 from pipeline.question import parse_question
 from pipeline.relation_namer import RelationNamer, namer_for
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, validate_question
@@ -214,9 +215,8 @@ class Answerer:
                 break          # the same draft and feedback again: greedy decoding would repeat them once more
             followup = retry
         assert prompt is not None  # max_attempts >= 1: the loop ran
-        if status in (None, "abstained") and self.config.quote_answers and opts.policy != "flag" \
-                and not ctx.rules_answer:
-            quote = source_answer(q, ctx.focus, prompt.passages, rulebase, check_draft)   # the last prompt's sources
+        if status in (None, "abstained") and self.config.quote_answers and opts.policy != "flag":
+            quote, prompt = self._from_sources(q, ctx, prompt, rulebase, verifier, check_draft)
             if quote is not None:
                 attempts.append(quote)
                 yield {"type": "attempt", "attempt": len(attempts) - 1, "answer": quote.answer, "ok": True,
@@ -238,6 +238,20 @@ class Answerer:
             return self._read(text, prompt.passages, prompt.messages, ctx.focus, rulebase)
         return lambda answer: check_answer(q, answer, prompt.passages, facts, values, ctx, rulebase, verifier, read,
                                            require_claim=self.config.require_claim)
+
+    def _from_sources(self, q: str, ctx: QuestionContext, prompt: prompts.Prompt, rulebase: Any, verifier: Any,
+                      check_draft: Callable[[str], Check]) -> tuple[Attempt | None, prompts.Prompt]:
+        """An answer the model did not write, from the last prompt's sources (a computed total or a quote) where
+        the rules answer nothing; where they only disprove the premise, the correction and a quote of what the
+        question asks besides it, citing the prompt's sources and the correction's (the prompt returned)."""
+        if not ctx.rules_answer:
+            return source_answer(q, ctx.focus, prompt.passages, rulebase, check_draft), prompt
+        shown = shown_passages(prompt, ctx)
+        cited = replace(prompt, passages=shown)
+        facts, values = evidence_for(shown, rulebase, ctx.kb)
+        answered = corrected_and_quoted(ctx, shown, rulebase, self._checker(q, cited, facts, values, ctx, rulebase,
+                                                                            verifier))
+        return answered, (cited if answered is not None else prompt)
 
     def read_claims(self, question: str, answer: str) -> list[Any]:
         """The claims every extractor reads from ``answer`` to ``question`` (patterns, the question's focus,

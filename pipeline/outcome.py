@@ -47,6 +47,9 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
                        if last.computed else
                        f"the answer quotes source [{last.quoted}], the statement there (a sentence or a table row) "
                        f"that states a value of the kind asked in the question's words")
+            if ctx.corrections:
+                quoting = (f"the rules disprove the question's premise and the answer says so first; for what the "
+                           f"question asks besides it, {quoting[len('the answer '):]}")
             result.reason = f"{said}; {quoting}; {result.reason}"
         if ctx.proof is not None:
             result.reason += f"; the rules prove the same answer ({ctx.proof.how.splitlines()[0]})"
@@ -76,6 +79,16 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
 _NOT_RIGHT = {False: "That is not right: ", True: "这个前提不对："}
 
 
+def shown_passages(prompt: prompts.Prompt, ctx: QuestionContext) -> list[Any]:
+    """The prompt's sources, then the chunks stating what the rules prove that the prompt lacks: what a composed
+    answer cites."""
+    shown = list(prompt.passages)
+    for p in [*ctx.check_passages, *ctx.proof_passages]:
+        if not any(_same_chunk(p, s) for s in shown):
+            shown.append(p)
+    return shown
+
+
 def _same_chunk(a: Any, b: Any) -> bool:
     return (a.doc_id, a.start, a.end) == (b.doc_id, b.start, b.end)
 
@@ -88,7 +101,7 @@ def _cites(shown: list[Any], stating: list[Any], chinese: bool) -> list[int]:
     return [n for n in cites if prompts.is_chinese(shown[n - 1].text) == chinese] or cites
 
 
-def _composed(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bool) -> tuple[str, list[Claim], list[str]]:
+def composed_answer(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bool) -> tuple[str, list[Claim], list[str]]:
     """The corrections of the question's premises, the limits its values are past ("No. … The value in the
     question is above this limit."), then the proof's answer, as sentences; their claims (spanning each proved
     sentence without the lead-in and the words after it) and each claim's HOW."""
@@ -128,11 +141,8 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
     """The rules proved the answer, or disproved the question's premise, and the model did not say so: the
     proof answers (it wins), in sentences composed from it (the corrections first), citing the sources that
     state its facts; its claims are verified like any other."""
-    shown = list(prompt.passages)
-    for p in [*ctx.check_passages, *ctx.proof_passages]:
-        if not any(_same_chunk(p, s) for s in shown):
-            shown.append(p)
-    text, claims, hows = _composed(ctx, rulebase, shown, prompts.is_chinese(q))
+    shown = shown_passages(prompt, ctx)
+    text, claims, hows = composed_answer(ctx, rulebase, shown, prompts.is_chinese(q))
     facts, values = evidence_for(shown, rulebase, ctx.kb)
     verification = verifier.verify(claims, facts)
     reports = relation_reports(verification, facts, shown, values, rulebase)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from pipeline.answer_check import states_value
+from pipeline.answer_scope import asking_clause
 from pipeline.correction_reading import question_claims
 from pipeline.extraction import blanked, find_values, last_sentence, mask_citations, sentence_at, sentences
 from pipeline.question import Goal, QuestionFocus, relation_label
@@ -95,6 +96,25 @@ def asked_beyond(focus: QuestionFocus, corrections: Sequence[PremiseCorrection])
     stated = [c.stated for c in corrections]
     spans = [(s, e) for v, _k, s, e in find_values(focus.question) if v in stated]
     return replace(focus, question=blanked(focus.question, spans), goals=goals)
+
+
+def rest_of_question(focus: QuestionFocus, corrections: Sequence[PremiseCorrection]) -> QuestionFocus | None:
+    """What a question asks besides its disproved premises, when it asks that in a clause of its own after them
+    ("Bus operators can work 12-hour shifts, so how long may they drive …?"): the asking clause, with the names
+    the clauses before it say (whom "they" stands for), and the question's goals other than the premises'. None
+    when no premise's value comes before the asking clause ("Why does the AX-200 carry 300 kg?" asks nothing
+    besides its premise)."""
+    start, _end = asking_clause(focus.question)
+    stated = [c.stated for c in corrections]
+    spans = [(s, e) for v, _k, s, e in find_values(focus.question) if v in stated]
+    if not start or not spans or any(s >= start for s, _e in spans):
+        return None
+    # the words around the names before the asking clause are the premise's, not what the rest asks
+    names = sorted((x.start, x.end) for x in focus.entities if x.end <= start)
+    cuts = [0, *(p for span in names for p in span), start]
+    premised = {(c.proof.goal.relation, c.proof.goal.args) for c in corrections}
+    return replace(focus, question=blanked(focus.question, list(zip(cuts[::2], cuts[1::2]))),
+                   goals=[g for g in focus.goals if (g.relation, g.args) not in premised])
 
 
 def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[PremiseCorrection],

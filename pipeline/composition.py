@@ -49,6 +49,18 @@ _ZH_CURRENCY = {"CNY": "元", "EUR": "欧元", "USD": "美元", "GBP": "英镑",
 
 _ADJECTIVAL = re.compile(r"^\d[\d.,]*-[A-Za-z]+$")
 
+# Where a label's head noun phrase ends: "rest between shifts" is a rest, "days a band is published" are days.
+_HEAD_END = re.compile(r"\s+(?:of|for|with|on|in|between|from|per|to|at|by|a|an|the|that|which|who|may|can|is|are)\b",
+                       re.IGNORECASE)
+
+
+def _plural(label: str) -> bool:
+    """The label's head noun is an English plural ("seats", "Euro pallets", "renewals"; not "30-day pass",
+    "campus", "rest between shifts")."""
+    head = _HEAD_END.split(f" {label}", maxsplit=1)[0].split()
+    word = head[-1].lower() if head else ""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
 
 def _number(x: float) -> str:
     return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
@@ -212,5 +224,6 @@ def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chi
     elif owned and subject and len(proof.goal.args) == 1 and sig.params[0].type not in VALUE_TYPES:
         text = f"{subject}'s {owned.group(1)} is {value}"
     else:
-        text = f"The {label} for {subject} is {value}" if subject else f"The {label} is {value}"
+        verb = "are" if _plural(label) else "is"
+        text = f"The {label} for {subject} {verb} {value}" if subject else f"The {label} {verb} {value}"
     return text[0].upper() + text[1:] + f"{cite}."

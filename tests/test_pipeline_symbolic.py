@@ -118,6 +118,28 @@ pattern P_GRADE: "{grade} staff approve up to {x:money}" -> grade_limit(grade, x
     assert compose(proof, rb, [1], chinese=False) == "CR4's limit for a region is USD 5,000 [1]."
 
 
+def test_a_plural_label_takes_a_plural_verb(tmp_path):
+    # tuning2 fp-02 read "the seats for Halvard E12 is 38"
+    rules = """type bus "bus model"
+entity bus e12 "Halvard E12"
+relation seats(b: bus, n: number) "seats"
+relation rest(b: bus, d: duration[hour]) "rest between shifts"
+pattern P_SEATS: "{bus} has {n:number} seats" -> seats(bus, n)
+pattern P_REST: "{bus} drivers rest {d:duration} between shifts" -> rest(bus, d)
+"""
+    rb = rulebase_of(rules, tmp_path, "b.rules")
+    facts = kb_facts(rb, [FakePassage("b.md", "The Halvard E12 has 38 seats. Halvard E12 drivers rest 11 hours "
+                                              "between shifts.", 0.9, chunk_id="b")])
+    proof = prove(parse_question("How many seats does the Halvard E12 have?", rb), rb, facts)
+    assert compose(proof, rb, [1], chinese=False) == "The seats for Halvard E12 are 38 [1]."
+    # the head of "rest between shifts" is one rest
+    proof = prove(parse_question("How long is the rest between shifts on the Halvard E12?", rb), rb, facts)
+    assert compose(proof, rb, [1], chinese=False) == "The rest between shifts for Halvard E12 is 11 hours [1]."
+    from pipeline.composition import _plural
+    assert [_plural(x) for x in ("Euro pallets", "days a band is published", "30-day pass", "campus", "status")] \
+        == [True, True, False, False, False]
+
+
 def test_goal_rules_answer_multi_hop_questions(rb):
     proof = prove(parse_question("What is the hotel limit in Berlin?", rb), rb, kb_facts(rb))
     assert str(proof.value) == "140 EUR" and proof.node.rule_ids == ["G_CITY"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, runtime_checkable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pipeline import prompts, sources
 from pipeline.answer_reading import read_answer
@@ -19,7 +19,10 @@ from pipeline.extraction import strip_citation_lines
 from pipeline.generation import generate, ms
 from pipeline.grounding import feedback
 from pipeline.kb_facts import KBFactCache
-from pipeline.model_profiles import PromptProfile, profile_for
+# the loop's contract, imported from here by its callers
+from pipeline.loop_config import (DEFAULT_CONTEXT_LEN, AnswererConfig, BareRuleBase, Generator,  # noqa: F401
+                                  Prepared, RetrieverLike, RuleBaseHolderLike)
+from pipeline.model_profiles import profile_for
 from pipeline.outcome import final_result, shown_passages
 from pipeline.question import parse_question
 from pipeline.relation_namer import RelationNamer, namer_for
@@ -28,75 +31,7 @@ from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Status, va
 if TYPE_CHECKING:
     from symbolic import RuleBase
 
-DEFAULT_CONTEXT_LEN = 2048
 log = logging.getLogger(__name__)
-
-
-class Generator(Protocol):
-    """What the answer loop needs of a model: neural.Engine and api's EngineClient both fit (read-only: the
-    client's are properties; an unknown context length falls back to DEFAULT_CONTEXT_LEN)."""
-    @property
-    def tokenizer(self) -> Any: ...
-    @property
-    def max_model_len(self) -> int | None: ...
-
-    def chat(self, messages: list[dict], sampling: Any = None) -> Any: ...
-    def stream(self, prompt: str | list[dict], sampling: Any = None) -> Iterator[Any]: ...
-
-
-class RetrieverLike(Protocol):
-    def search(self, query: str, top_k: int = 5, **filters: Any) -> list[Any]: ...
-
-
-@runtime_checkable
-class RuleBaseHolderLike(Protocol):
-    """symbolic.RuleBaseHolder (hot reload) or anything else holding the rule base in effect (None: no rules)."""
-    @property
-    def current(self) -> RuleBase | None: ...
-
-
-@dataclass
-class AnswererConfig:
-    context_len: int | None = None    # None -> the generator's max_model_len (else 2048)
-    # An answer with no checkable claim (no rule-base relation, no value) is never "verified": the
-    # verifier would be vouching for text it could not read.
-    require_claim: bool = True
-    max_feedback_items: int = 4
-    # Prompt style and source budget; None: the generator's model's profile (pipeline.model_profiles).
-    profile: PromptProfile | None = None
-    repetition_penalty: float = 1.0
-    stop: tuple[str, ...] = ("\n\n",)  # answers are one paragraph; a blank line starts a ramble
-    multi_hop: bool = True             # a second retrieval round led by the rule base (pipeline.evidence)
-    symbolic_answers: bool = True      # the rules prove the answer where the question parses into a goal
-    # The model reads values the patterns and the question's focus leave unplaced into the rule vocabulary
-    # (pipeline.claim_reading); None: as the model's profile says; off: such values stay value claims.
-    lm_extraction: bool | None = None
-    # A question whose words name no relation asks the one its meaning is clearly closest to, by the retriever's
-    # sentence embedder (pipeline.relation_namer); off: such a question is answered from the passages alone.
-    relation_namer: bool = True
-    # Where no draft verifies and the rules prove nothing, a source sentence stating a value of the asked kind
-    # in the question's words is quoted, checked like a draft (pipeline.quoted_answer); a total the question's
-    # counts make of a rate one statement gives is computed and quoted with it (pipeline.computed_answer); off:
-    # withheld instead. Never under the flag policy, whose user asked to see the model's own draft.
-    quote_answers: bool = True
-
-
-@dataclass
-class Prepared:
-    question: str
-    context: QuestionContext      # retrieval rounds, focus, proof
-    prompt: prompts.Prompt        # the first attempt's prompt, exactly as the model would see it
-
-    @property
-    def retrieved(self) -> list[Any]:
-        return self.context.candidates
-
-
-class _Holder:
-    """Wraps a bare RuleBase so both it and symbolic.RuleBaseHolder expose ``.current``."""
-
-    def __init__(self, rulebase: RuleBase | None):
-        self.current = rulebase
 
 
 class Answerer:
@@ -106,7 +41,7 @@ class Answerer:
         self.generator = generator
         self.retriever = retriever
         self.holder: RuleBaseHolderLike = (rulebase_holder if isinstance(rulebase_holder, RuleBaseHolderLike)
-                                           else _Holder(rulebase_holder))
+                                           else BareRuleBase(rulebase_holder))
         self.config = config or AnswererConfig()
         self.profile = self.config.profile or profile_for(generator)
         self.lm_extraction = self.profile.lm_extraction if self.config.lm_extraction is None else self.config.lm_extraction

@@ -259,6 +259,13 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if len(own) >= VERBOSE_TERMS[lang]:
             used = found_in(topics, own)
             enough = len(used) >= worded * len(topics)
+            asking = topic_terms(focus.question[start:end], focus) & topics if start else set()
+            if not enough and asking and len(found_in(asking, own)) >= worded * len(asking):
+                # it answers the asking clause in its own words; the scene before it ("a safety incident that
+                # happened on a tram") may be said by the cited sources stating its values (the "Critical:
+                # safety incident, injury … 2 hours" row): a value of another case has no such source
+                used = found_in(topics, own | content_terms(_said_about(mentions, evidence)))
+                enough = len(used) >= worded * len(topics)
         else:
             used = found_in(topics, own | content_terms(_said_about(mentions, evidence)))
             enough = len(used) >= terse * len(topics)

@@ -183,3 +183,20 @@ def test_a_worded_answer_about_the_setting_does_not_answer_the_asking_clause(rb)
     # a terse answer answers through its source row, and a question with no scene has no clause to miss
     assert "setting" not in (gap(rb, "How long is the submission period of a full-time PhD thesis?",
                                  "The submission period is 48 months [1].", THESIS) or "")
+
+
+COMPLAINTS = FakePassage("service/complaints.md", (
+    "| Severity | Examples | Acknowledged within |\n|---|---|---|\n"
+    "| Critical | safety incident, injury, assault | 2 hours |\n"
+    "| High | fare charged twice, ramp failed | 24 hours |\n"), 0.9)
+
+
+def test_the_scene_may_be_said_by_the_source_row_of_a_worded_answers_value(rb):
+    # tuning2 ans-03 with the 0.5B model: the answer says what the asking clause asks in its own words, and the
+    # row stating its value says the scene ("safety incident"); a value of another row says no such thing
+    question = ("I want to report a safety incident that happened on a tram. How soon should Customer Relations "
+                "acknowledge my complaint?")
+    assert gap(rb, question, "Customer Relations should acknowledge the complaint within 2 hours [1].",
+               COMPLAINTS) is None
+    assert gap(rb, question, "Customer Relations should acknowledge the complaint within 24 hours [1].",
+               COMPLAINTS).startswith("it leaves out what the question asks about")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+# asking_clause is imported from here by its older readers
+from pipeline.answer_types import asking_clause  # noqa: F401
 from pipeline.claim_reading import negated
 from pipeline.codes import asked_codes, names_other_codes
 from pipeline.context import content_terms
@@ -165,24 +167,6 @@ def from_an_example(question: str, mentions: Sequence[ValueMention], evidence: S
 
 # The words that ask (English wh-words, Chinese question words): the clause holding the last of them is the one
 # that asks; the clauses before it set the scene ("Premium Support is free …, so what does Standard Support cost?").
-_ASKING_WORD = re.compile(r"\b(?:what|how|which|who|whom|whose|when|where|why)\b|"
-                          r"多少|多久|多长|多大|多高|多重|多远|多快|几|哪|什么|谁|怎么|如何|是否",
-                          re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[,;:.!?，；：。！？]")
-
-
-def asking_clause(question: str) -> tuple[int, int]:
-    """The span of the clause that asks: from the punctuation before the last question word to the end (the
-    whole question when no question word is found)."""
-    last = None
-    for m in _ASKING_WORD.finditer(question):
-        last = m
-    if last is None:
-        return 0, len(question)
-    ends = [m.end() for m in _CLAUSE_END.finditer(question, 0, last.start())]
-    return (ends[-1] if ends else 0), len(question)
-
-
 def asked_entities(focus: QuestionFocus) -> set[tuple[str, str]]:
     """The (type, id) of the entities the question asks about: of each type, those its asking clause names,
     else those it names anywhere ("深圳员工到广州出差住 3 晚，住宿费…多少？" asks about 广州)."""

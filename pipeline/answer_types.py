@@ -119,3 +119,27 @@ def asked_currency(question: str) -> str | None:
     text = "".join(chars)
     found = {cur for rx, cur in _ASKED_CURRENCY if rx.search(text)}
     return found.pop() if len(found) == 1 else None
+
+
+_ASKING_WORD = re.compile(r"\b(?:what|how|which|who|whom|whose|when|where|why)\b|"
+                          r"多少|多久|多长|多大|多高|多重|多远|多快|几|哪|什么|谁|怎么|如何|是否",
+                          re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:.!?，；：。！？]")
+
+
+def asking_clause(question: str) -> tuple[int, int]:
+    """The span of the clause that asks: from the punctuation before the last question word to the end (the
+    whole question when no question word is found)."""
+    last = None
+    for m in _ASKING_WORD.finditer(question):
+        last = m
+    if last is None:
+        return 0, len(question)
+    ends = [m.end() for m in _CLAUSE_END.finditer(question, 0, last.start())]
+    return (ends[-1] if ends else 0), len(question)
+
+
+# The asker's own case or a supposition ("my trip", "if it costs", "2 months of warranty left"): values
+# there describe a situation, not what the documents say.
+SITUATION = re.compile(r"\b(?:i|my|me|mine|we|our|us|if|suppose|supposing|assuming|unless|left|remaining)\b|"
+                       r"我|如果|假如|假设|若是|要是|剩余|还剩|剩下", re.IGNORECASE)

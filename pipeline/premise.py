@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from pipeline.answer_check import states_value
-from pipeline.answer_scope import asking_clause
+from pipeline.answer_types import SITUATION, asking_clause
 from pipeline.correction_reading import question_claims
 from pipeline.extraction import blanked, find_values, last_sentence, mask_citations, sentence_at, sentences
 from pipeline.question import Goal, QuestionFocus, relation_label
@@ -20,10 +20,6 @@ from symbolic.values import format_value
 # flight?"): it asserts nothing, and a threshold it names is the asker's case, not a claim about the policy.
 _YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|did|may|must|should|will|would|was|were|has|have|had|"
                      r"shall|am)\b|是否|能否|可否|可不可以|能不能|是不是|有没有|吗\s*[？?]?\s*$", re.IGNORECASE)
-# The asker's own case or a supposition ("my trip", "if it costs", "2 months of warranty left"): values
-# there describe a situation, not what the documents say.
-_SITUATION = re.compile(r"\b(?:i|my|me|mine|we|our|us|if|suppose|supposing|assuming|unless|left|remaining)\b|"
-                        r"我|如果|假如|假设|若是|要是|剩余|还剩|剩下", re.IGNORECASE)
 
 # An answer that opens with "because" gives the right value as the reason for the wrong premise: "为什么婚假只有
 # 3 天？" answered "因为婚假的天数是 10 天" takes the premise as true while stating what refutes it.
@@ -61,7 +57,7 @@ def stated_premises(question: str, focus: QuestionFocus, rulebase: Any) -> list[
     sents = sentences(question)
     inputs = [a for g in focus.goals if g.stated for a in g.args]
     return [c for c in question_claims(question, focus, rulebase)
-            if len(c.fact.args) >= 2 and not _SITUATION.search(sentence_at(question, sents, c.start) or question)
+            if len(c.fact.args) >= 2 and not SITUATION.search(sentence_at(question, sents, c.start) or question)
             and c.fact.args[-1] not in inputs]
 
 

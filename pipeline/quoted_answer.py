@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
-from pipeline.answer_scope import asking_clause
-from pipeline.answer_types import TOTAL_WORDS, VALUE_ANSWER_TYPES, asks_two
+from pipeline.answer_types import TOTAL_WORDS, VALUE_ANSWER_TYPES, asking_clause, asks_two
 from pipeline.codes import asked_codes, names_other_codes
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import blanked, find_values, sentences

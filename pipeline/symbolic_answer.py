@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from pipeline.periods import period_spans
+from pipeline.answer_types import SITUATION, TOTAL_WORDS, asking_clause
+from pipeline.periods import period_spans, periods
 from pipeline.context import says_phrase
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.question import Goal, QuestionFocus, asks_two, relation_names
@@ -67,8 +68,23 @@ def states_a_value(question: str, focus: QuestionFocus, goal: Goal | None = None
     state what is computed from it ("so the fuel surcharge is EUR 112"), which no document relation holds."""
     # "Tier 1", "AX-200": names, not values; the values the goal binds are its arguments
     unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *(goal.stated if goal else ()),
-                                 *period_spans(question), *focus.name_spans, *_told_before(question, goal)])
+                                 *period_spans(question), *focus.name_spans, *_told_before(question, goal),
+                                 *_asserted_before(question, focus, goal)])
     return bool(find_values(unnamed)) or bool(COUNT_WORDS.search(unnamed))
+
+
+def _asserted_before(question: str, focus: QuestionFocus, goal: Goal | None) -> list[tuple[int, int]]:
+    """The clauses before the asking one, where that clause asks an amount per period and no goal computes
+    with a value: "成都车场的高温津贴一年十二个月都发，每月多少钱？" asks the monthly allowance, and the twelve
+    months before it are what the asker takes the documents to say, not a count to multiply it by. Not where the
+    clauses before are the asker's own case ("I work 22 days this month") or the question counts or totals."""
+    if goal is None or any(g.stated for g in focus.goals):
+        return []
+    start, _end = asking_clause(question)
+    if not start or not periods(question[start:]) or find_values(question[start:]) \
+            or SITUATION.search(question[:start]) or COUNT_WORDS.search(question) or TOTAL_WORDS.search(question):
+        return []
+    return [(0, start)]
 
 
 def _told_before(question: str, goal: Goal | None) -> list[tuple[int, int]]:

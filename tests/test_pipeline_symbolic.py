@@ -511,3 +511,25 @@ def test_the_last_sentence_asks_when_the_first_sets_the_scene():
     assert answer_types("While Dr Sinclair is on leave, Dr Reid deputises for her. Can he approve GBP 20,000?") \
         == {"yesno"}
     assert answer_types("A part is replaced under warranty. How long is the new part covered?") == {"duration"}
+
+
+def test_values_before_a_per_period_asking_clause_are_no_inputs(tmp_path):
+    # tuning2 fp-05: the twelve months are what the asker takes the documents to say; the monthly amount is asked
+    rules = """type site "site"
+entity site chengdu "Chengdu depot" aka "成都车场"
+relation heat_allowance(s: site, x: money[CNY]) "high temperature allowance" aka "高温津贴"
+pattern P_HEAT: "{site} ... 高温津贴 ... 每月 {x:money}" -> heat_allowance(site, x)
+"""
+    rb = rulebase_of(rules, tmp_path, "h.rules")
+    facts = kb_facts(rb, [FakePassage("a.md", "成都车场的高温津贴在 6 月至 9 月发放，每月 300 元。", 0.9, chunk_id="a")])
+
+    def proved(question):
+        proof = prove(parse_question(question, rb), rb, facts)
+        return None if proof is None else str(proof.value)
+    assert proved("成都车场的高温津贴一年十二个月都发，每月多少钱？") == "300 CNY"
+    assert proved("The Chengdu depot pays the high temperature allowance for 12 months; how much is it per month?") \
+        == "300 CNY"
+    # the asker's own case, a total, or a value in the asking clause itself: the values stay the question's own
+    assert proved("我在成都车场工作了十二个月，高温津贴每月多少钱？") is None
+    assert proved("成都车场的高温津贴发十二个月，一共多少钱？") is None
+    assert proved("成都车场的高温津贴一年十二个月都发，每月 500 元对吗？") is None

@@ -7,7 +7,7 @@ import re
 from typing import Any, Sequence
 
 from pipeline.answer_scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
-                                   asked_entities, asking_clause, cited_evidence, drops_a_negation, from_an_example,
+                                   asked_entities, cited_evidence, drops_a_negation, from_an_example,
                                    relation_terms, repeats_itself)
 from pipeline.calculation import Calculation, calculations, computed_by
 from pipeline.codes import names_a_sibling
@@ -16,7 +16,7 @@ from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_c
 from pipeline.grounding import NOT_CITED, values_match
 from pipeline.periods import PER_ZH, ZH_PERIOD, around, periods, whole_periods
 from pipeline.prompts import is_chinese
-from pipeline.answer_types import TOTAL_WORDS
+from pipeline.answer_types import TOTAL_WORDS, asking_clause
 from pipeline.question import QuestionFocus, asked_currency, asks_two, find_entities
 from pipeline.types import ClaimReport
 from symbolic.values import Money, Quantity, format_value, value_type

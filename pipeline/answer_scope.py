@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-# asking_clause is imported from here by its older readers
-from pipeline.answer_types import asking_clause  # noqa: F401
+from pipeline.answer_types import asking_clause
 from pipeline.claim_reading import negated
 from pipeline.codes import asked_codes, names_other_codes
 from pipeline.context import content_terms
@@ -165,8 +164,6 @@ def from_an_example(question: str, mentions: Sequence[ValueMention], evidence: S
     return None
 
 
-# The words that ask (English wh-words, Chinese question words): the clause holding the last of them is the one
-# that asks; the clauses before it set the scene ("Premium Support is free …, so what does Standard Support cost?").
 def asked_entities(focus: QuestionFocus) -> set[tuple[str, str]]:
     """The (type, id) of the entities the question asks about: of each type, those its asking clause names,
     else those it names anywhere ("深圳员工到广州出差住 3 晚，住宿费…多少？" asks about 广州)."""

@@ -121,6 +121,8 @@ def asked_currency(question: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+# The words that ask (English wh-words, Chinese question words): the clause holding the last of them is the one
+# that asks; the clauses before it set the scene ("Premium Support is free …, so what does Standard Support cost?").
 _ASKING_WORD = re.compile(r"\b(?:what|how|which|who|whom|whose|when|where|why)\b|"
                           r"多少|多久|多长|多大|多高|多重|多远|多快|几|哪|什么|谁|怎么|如何|是否",
                           re.IGNORECASE)

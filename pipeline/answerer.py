@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pipeline import prompts, sources
 from pipeline.answer_reading import read_answer
-from pipeline.beyond_premise import corrected_and_quoted
+from pipeline.beyond_premise import asks_beyond_correction, corrected_and_quoted
 from pipeline.checking import Check, check_answer
 from pipeline.computed_answer import source_answer
 from pipeline.events import LoopEvent, StreamEvent
@@ -181,6 +181,8 @@ class Answerer:
         question asks besides it, citing the prompt's sources and the correction's (the prompt returned)."""
         if not ctx.rules_answer:
             return source_answer(q, ctx.focus, prompt.passages, rulebase, check_draft), prompt
+        if not asks_beyond_correction(ctx):    # the proof or the limit answers: proved_result composes it
+            return None, prompt
         shown = shown_passages(prompt, ctx)
         cited = replace(prompt, passages=shown)
         facts, values = evidence_for(shown, rulebase, ctx.kb)

@@ -10,17 +10,22 @@ from pipeline.extraction import find_values
 from pipeline.outcome import composed_answer
 from pipeline.premise import rest_of_question
 from pipeline.prompts import is_chinese
-from pipeline.quoted_answer import checked_attempt, quotes
+from pipeline.quoted_answer import quoted_attempt
 from pipeline.types import Attempt
+
+
+def asks_beyond_correction(ctx: QuestionContext) -> bool:
+    """The rules disprove the question's premise and prove nothing else it asks (no answer, no limit passed)."""
+    return bool(ctx.corrections) and ctx.proof is None and not ctx.breaches
 
 
 def corrected_and_quoted(ctx: QuestionContext, shown: list[Any], rulebase: Any,
                          check: Callable[[str], Any]) -> Attempt | None:
     """The correction composed from the rules' proofs, then the first quote of ``shown`` (the sources a composed
     answer cites, numbered [1]..) that answers the rest of the question, when ``check`` passes the two together;
-    None when the rules prove the question's answer themselves, or nothing is asked besides the premise, or no
-    quote passes. A quote that states only what the correction says adds nothing and is not tried."""
-    if not ctx.corrections or ctx.proof is not None or ctx.breaches:
+    None when the rules answer more than the premise (asks_beyond_correction), or nothing is asked besides the
+    premise, or no quote passes. A quote that states only what the correction says adds nothing and is not tried."""
+    if not asks_beyond_correction(ctx):
         return None
     rest = rest_of_question(ctx.focus, ctx.corrections)
     if rest is None:
@@ -28,13 +33,5 @@ def corrected_and_quoted(ctx: QuestionContext, shown: list[Any], rulebase: Any,
     chinese = is_chinese(ctx.question)
     correction, _claims, _hows = composed_answer(ctx, rulebase, shown, chinese)
     corrected = [c.proof.value for c in ctx.corrections]
-    spent = {"extract": 0.0, "verify": 0.0}
-    for quote in quotes(rest.question, rest, shown, rulebase):
-        if all(v in corrected for v, *_ in find_values(quote.sentence)):
-            continue
-        result = check(correction + ("" if chinese else " ") + quote.text)
-        for stage in spent:
-            spent[stage] = round(spent[stage] + result.timings_ms.get(stage, 0.0), 3)
-        if result.ok:
-            return checked_attempt(result, quote.source, spent)
-    return None
+    return quoted_attempt(rest.question, rest, shown, rulebase, check, lead=correction + ("" if chinese else " "),
+                          adds=lambda quote: not all(v in corrected for v, *_ in find_values(quote.sentence)))

@@ -212,12 +212,16 @@ def _kind_of(value: Any) -> set[str]:
 
 
 def quoted_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
-                   check: Callable[[str], Any]) -> Attempt | None:
+                   check: Callable[[str], Any], *, lead: str = "",
+                   adds: Callable[[Quote], bool] = lambda _quote: True) -> Attempt | None:
     """The first quote of ``passages`` that ``check`` (a draft's whole check: claims verified, no rule
-    violated, the question answered) passes, as an attempt the model did not write; None when none passes."""
+    violated, the question answered) passes, as an attempt the model did not write; None when none passes.
+    ``lead``: what the answer says before the quote; ``adds``: whether a quote adds to it (others are not tried)."""
     spent = {"extract": 0.0, "verify": 0.0}
     for quote in quotes(question, focus, passages, rulebase):
-        result = check(quote.text)
+        if not adds(quote):
+            continue
+        result = check(lead + quote.text)
         for stage in spent:
             spent[stage] = round(spent[stage] + result.timings_ms.get(stage, 0.0), 3)
         if result.ok:

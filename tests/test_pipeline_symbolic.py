@@ -97,6 +97,17 @@ def test_current_document_wins_and_the_proof_cites_it(rb):
     assert compose(proof, rb, [2], chinese=True) == "Tier 1的住宿标准为180 欧元 [2]。"
 
 
+def one_passage(rules, folder, text):
+    """The rule base of ``rules`` and the facts its patterns read from one passage of ``text``."""
+    rb = rulebase_of(rules, folder, "t.rules")
+    return rb, kb_facts(rb, [FakePassage("a.md", text, 0.9, chunk_id="a")])
+
+
+def said(rb, facts, question):
+    """The English sentence composed from the proof of ``question``'s goal, citing [1]."""
+    return compose(prove(parse_question(question, rb), rb, facts), rb, [1], chinese=False)
+
+
 def test_a_label_naming_its_owner_is_said_of_the_subject(tmp_path):
     # tuning2 con-01 read "The person's approval limit for Jonah Petrakis is USD 6,000"
     rules = """type person "person"
@@ -108,14 +119,12 @@ relation grade_limit(g: grade, x: money[USD]) "grade's limit for a region"
 pattern P_LIMIT: "{person} may approve up to {x:money}" -> person_limit(person, x)
 pattern P_GRADE: "{grade} staff approve up to {x:money}" -> grade_limit(grade, x)
 """
-    rb = rulebase_of(rules, tmp_path, "p.rules")
-    facts = kb_facts(rb, [FakePassage("a.md", "Jonah Petrakis may approve up to USD 6,000. CR4 staff approve up to "
-                                              "USD 5,000.", 0.9, chunk_id="a")])
-    proof = prove(parse_question("What is Jonah Petrakis's approval limit?", rb), rb, facts)
-    assert compose(proof, rb, [1], chinese=False) == "Jonah Petrakis's approval limit is USD 6,000 [1]."
+    rb, facts = one_passage(rules, tmp_path, "Jonah Petrakis may approve up to USD 6,000. CR4 staff approve up to "
+                                             "USD 5,000.")
+    assert said(rb, facts, "What is Jonah Petrakis's approval limit?") == \
+        "Jonah Petrakis's approval limit is USD 6,000 [1]."
     # whatever the owner word, the subject takes its place
-    proof = prove(parse_question("What is CR4's limit for a region?", rb), rb, facts)
-    assert compose(proof, rb, [1], chinese=False) == "CR4's limit for a region is USD 5,000 [1]."
+    assert said(rb, facts, "What is CR4's limit for a region?") == "CR4's limit for a region is USD 5,000 [1]."
 
 
 def test_a_plural_label_takes_a_plural_verb(tmp_path):
@@ -127,14 +136,12 @@ relation rest(b: bus, d: duration[hour]) "rest between shifts"
 pattern P_SEATS: "{bus} has {n:number} seats" -> seats(bus, n)
 pattern P_REST: "{bus} drivers rest {d:duration} between shifts" -> rest(bus, d)
 """
-    rb = rulebase_of(rules, tmp_path, "b.rules")
-    facts = kb_facts(rb, [FakePassage("b.md", "The Halvard E12 has 38 seats. Halvard E12 drivers rest 11 hours "
-                                              "between shifts.", 0.9, chunk_id="b")])
-    proof = prove(parse_question("How many seats does the Halvard E12 have?", rb), rb, facts)
-    assert compose(proof, rb, [1], chinese=False) == "The seats for Halvard E12 are 38 [1]."
+    rb, facts = one_passage(rules, tmp_path, "The Halvard E12 has 38 seats. Halvard E12 drivers rest 11 hours between "
+                                             "shifts.")
+    assert said(rb, facts, "How many seats does the Halvard E12 have?") == "The seats for Halvard E12 are 38 [1]."
     # the head of "rest between shifts" is one rest
-    proof = prove(parse_question("How long is the rest between shifts on the Halvard E12?", rb), rb, facts)
-    assert compose(proof, rb, [1], chinese=False) == "The rest between shifts for Halvard E12 is 11 hours [1]."
+    assert said(rb, facts, "How long is the rest between shifts on the Halvard E12?") == \
+        "The rest between shifts for Halvard E12 is 11 hours [1]."
     from pipeline.composition import _plural
     assert [_plural(x) for x in ("Euro pallets", "days a band is published", "30-day pass", "campus", "status")] \
         == [True, True, False, False, False]
@@ -520,8 +527,7 @@ entity site chengdu "Chengdu depot" aka "成都车场"
 relation heat_allowance(s: site, x: money[CNY]) "high temperature allowance" aka "高温津贴"
 pattern P_HEAT: "{site} ... 高温津贴 ... 每月 {x:money}" -> heat_allowance(site, x)
 """
-    rb = rulebase_of(rules, tmp_path, "h.rules")
-    facts = kb_facts(rb, [FakePassage("a.md", "成都车场的高温津贴在 6 月至 9 月发放，每月 300 元。", 0.9, chunk_id="a")])
+    rb, facts = one_passage(rules, tmp_path, "成都车场的高温津贴在 6 月至 9 月发放，每月 300 元。")
 
     def proved(question):
         proof = prove(parse_question(question, rb), rb, facts)

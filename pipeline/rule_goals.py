@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from pipeline.extraction import blanked, find_values
-from pipeline.periods import period_spans
+from pipeline.periods import ZH_PERIOD, period_spans
 from pipeline.question import Goal, QuestionFocus
 from symbolic.model import VALUE_TYPES, Atom, Var
 from symbolic.values import Quantity, parse_number_word, value_type
@@ -34,9 +34,21 @@ def question_counts_spans(question: str, focus: QuestionFocus) -> list[tuple[Any
     return sorted(found, key=lambda vs: vs[1])
 
 
-def _fits(ptype: str, value: Any) -> bool:
+def _as_argument(param: Any, value: Any) -> Any | None:
+    """``value`` as an argument of ``param``, or None where it does not fit: a plain count, a value of the
+    param's type, or a duration counted in the unit the param is named after ("22 days", "22 天" for
+    `days: number`, as "for 22 days" counts days of a daily allowance)."""
     kind = value_type(value)
-    return ptype == kind or (ptype == "number" and kind == "quantity" and not getattr(value, "unit", ""))
+    if param.type == kind:
+        return value
+    if param.type != "number" or kind not in ("quantity", "duration"):
+        return None
+    unit = getattr(value, "unit", "")
+    if not unit:
+        return value
+    name = (param.name or "").lower()
+    counted = ZH_PERIOD.get(name) or (name[:-1] if name.endswith("s") else name)
+    return Quantity(value.value, "") if kind == "duration" and counted == unit else None
 
 
 def derived_goals(focus: QuestionFocus, rulebase: Any) -> list[Goal]:
@@ -82,11 +94,11 @@ def _derived(goal: Goal, rule: Any, rulebase: Any, stated: Sequence[tuple[Any, t
         # an input no premise fact binds (a count the rule only compares: ?n > 0) takes a stated count
         if param.type not in VALUE_TYPES or term.name in other_atoms:
             return None
-        pick = next(((v, span) for v, span in free if _fits(param.type, v)), None)
+        pick = next(((v, span) for v, span in free if _as_argument(param, v) is not None), None)
         if pick is None:
             return None
         free.remove(pick)
-        args.append(pick[0])
+        args.append(_as_argument(param, pick[0]))
         spans.append(pick[1])
     if free or not spans:
         return None

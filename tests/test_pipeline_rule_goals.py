@@ -99,6 +99,31 @@ def test_a_rule_computes_what_a_named_relation_and_a_stated_count_ask(rb):
     assert _answer(rb, "What would three Halvard E12 buses cost at the list price over 2 years?") is None
 
 
+def test_days_said_as_a_duration_count_the_days_a_daily_rule_multiplies(tmp_path):
+    # tuning2 num-04: "出勤 22 天" is a duration; the rule's `days: number` is named after the unit it counts
+    rb2 = rulebase_of("""
+type site "site"
+entity site chengdu "Chengdu depot" aka "成都车场"
+relation meal_allowance_daily(s: site, x: money[CNY]) "meal allowance per day" aka "餐费补贴"
+relation meal_allowance_total(s: site, days: number, x: money[CNY]) "meal allowance for several days"
+relation leave_pay(s: site, weeks: number, x: money[CNY]) "leave pay for several weeks"
+fact meal_allowance_daily(chengdu, "35 元")
+goal G_MEALS "the daily allowance times the days":
+    meal_allowance_total(?s, ?n, ?x * ?n) if meal_allowance_daily(?s, ?x) and ?n > 0
+goal G_LEAVE "weeks of leave pay":
+    leave_pay(?s, ?n, ?x * ?n * 5) if meal_allowance_daily(?s, ?x) and ?n > 0
+""", tmp_path)
+    for q in ("我在成都车场这个月出勤 22 天，餐费补贴一共能拿多少？",
+              "How much meal allowance do I get at the Chengdu depot for 22 days?"):
+        goals = [(g.relation, g.args) for g in _focus(rb2, q).goals]
+        assert ("meal_allowance_total", ("chengdu", Quantity(22))) in goals
+        assert _answer(rb2, q) == ("meal_allowance_total", ("chengdu", Quantity(22)), Money(770, "CNY"))
+    # 22 days are no count of weeks, and 3 hours no count of days: no derived goal takes them
+    assert not any(g.relation == "leave_pay" for g in _focus(rb2, "What leave pay at the Chengdu depot for 22 days?").goals)
+    goals = _focus(rb2, "How much meal allowance at the Chengdu depot for 3 hours of work?").goals
+    assert not any(g.relation == "meal_allowance_total" for g in goals)
+
+
 def test_a_count_an_earlier_sentence_tells_is_how_the_asker_came_to_the_one_asked(rb):
     q = "I ride to work and back on five weekdays, paying an adult single fare each time. How much do 10 rides cost?"
     assert _answer(rb, q) == ("fare_total", ("adult", Quantity(10)), Money(27.5, "USD"))

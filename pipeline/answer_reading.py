@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from pipeline.apposition_reading import apposition_pair_claims
 from pipeline.band_reading import band_claims
 from pipeline.chain_reading import chain_claims, goal_premise_claims
-from pipeline.claim_reading import focus_claims, lm_claims
+from pipeline.claim_reading import focus_claims, focus_entity_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
 from pipeline.directed_pair_reading import directed_pair_claims
@@ -74,6 +74,7 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     # a possessive may say a second relation of a value another reader placed ("…grade HG8, so his limit is
     # CNY 108,000": the grade's limit and the person's)
     claims += [p for p in possessive_claims(answer, passages, rulebase) if not any(c.fact.key == p.fact.key for c in claims)]
+    claims += focus_entity_claims(answer, passages, focus, rulebase, claims)
     claims += entity_pair_claims(answer, passages, rulebase, claims)
     claims += apposition_pair_claims(answer, passages, rulebase, claims)
     claims += directed_pair_claims(answer, passages, rulebase, claims)

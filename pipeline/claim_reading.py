@@ -9,10 +9,11 @@ import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention, blanked, find_values, sentences
+from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
 from pipeline.question import QuestionFocus, find_entities, param_fits, relation_score
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim, Fact, Provenance
+from symbolic.model import VALUE_TYPES
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,51 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             used.add(i)
             break
     return out
+
+
+def focus_entity_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, rulebase: Any,
+                        taken: Sequence[Claim]) -> list[Claim]:
+    """An entity of the asked relation's value type that the answer names and the question does not, in a
+    sentence that names the asked entity or no other entity of its type, is that relation's claim about it
+    ("The Dean of the Graduate School approves them" to "Who approves thesis extensions?"). Only the question's
+    best-named goals are read (a multi-hop question names the hop to an entity less well than what it asks),
+    and only where the answer names one such entity (two ask the reader to choose), said of the asked entity
+    (_said_of); never an entity the answer negates, nor a goal another reader already claimed."""
+    sigs = {g.relation: rulebase.relations.get(g.relation) for g in focus.goals}
+    best = [g for g in focus.goals if g.score == focus.goals[0].score]
+    goals = [g for g in best if sigs[g.relation] is not None and sigs[g.relation].arity == len(g.args) + 1
+             and sigs[g.relation].params[-1].type not in VALUE_TYPES]
+    asked = {x.entity_id for x in find_entities(focus.question, rulebase)} | {x.entity_id for x in focus.entities}
+    have = {(c.fact.relation, tuple(c.fact.args[:-1])) for c in taken}
+    sents = sentences(answer)
+    out: list[Claim] = []
+    for goal in goals:
+        sig = sigs[goal.relation]
+        if (goal.relation, tuple(goal.args)) in have:
+            continue
+        found = []
+        for s, e in sents:
+            named = find_entities(answer[s:e], rulebase)
+            found += [(x, s, e) for x in named if x.type == sig.params[-1].type and x.entity_id not in asked
+                      and not negated(answer, x.start + s) and names_fit(goal.args, sig, [y for y in named if y is not x])
+                      and _said_of(goal.args, sig, x, named)]
+        if len({x.entity_id for x, _s, _e in found}) != 1:
+            continue
+        x, s, e = found[0]
+        out.append(sentence_claim(goal.relation, (*goal.args, x.entity_id), answer, s, e,
+                                  cited_for((s, e), sents, answer, passages), "focus", 1.0))
+        have.add((goal.relation, tuple(goal.args)))
+    return out
+
+
+def _said_of(args: Sequence[str], sig: Any, x: Any, named: Sequence[Any]) -> bool:
+    """No other entity of an asked argument's type stands between that argument and ``x``: "Sun Peng reports to
+    Zhao Lin, who is at the Chengdu depot" gives the depot to Zhao Lin, not to Sun Peng."""
+    for arg, p in zip(args, sig.params):
+        before = [y for y in named if y.type == p.type and y.end <= x.start and y is not x]
+        if before and before[-1].entity_id != arg:
+            return False
+    return True
 
 
 def _candidates(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[Any]:

@@ -51,6 +51,55 @@ def test_focus_leaves_a_value_about_another_entity_or_of_another_kind(rb):
     assert focus_claims("It has a warranty of 24 months.", mentions, focus, rb) == []
 
 
+APPROVER_RULES = """
+type person "person"
+entity person sun_peng "Sun Peng"
+entity person zhao_lin "Zhao Lin"
+entity person wang_yu "Wang Yu"
+type title "title"
+entity title dean "Dean of the Graduate School"
+entity title provost "Provost"
+type policy "policy"
+entity policy thesis_policy "thesis policy"
+type site "site"
+entity site chengdu "Chengdu depot"
+entity site marrow_bay "Marrow Bay"
+relation extension_approver(p: policy, t: title) "extensions approved by"
+relation reports_to(p: person, m: person) "reports to" aka "manager"
+relation person_site(p: person, s: site) "site"
+"""
+
+
+@pytest.mark.parametrize("question, answer, read", [
+    ("Who approves thesis extensions?", "The Dean of the Graduate School approves thesis extensions [1].",
+     ["extension_approver(thesis_policy, dean)"]),
+    ("Who is Sun Peng's manager?", "Sun Peng reports to Zhao Lin.", ["reports_to(sun_peng, zhao_lin)"]),
+    # two entities of the asked type: the reader does not choose
+    ("Who approves thesis extensions?", "The Dean of the Graduate School or the Provost.", []),
+    # negated
+    ("Who approves thesis extensions?", "Not the Dean of the Graduate School.", []),
+    # said of another entity of the asked one's type
+    ("At which site does Sun Peng work?", "Sun Peng reports to Zhao Lin, who works at the Chengdu depot.", []),
+    # the question's own entity is no answer
+    ("Who is Sun Peng's manager?", "Sun Peng.", []),
+])
+def test_focus_reads_the_entity_a_question_asks_for(tmp_path, question, answer, read):
+    from pipeline.claim_reading import focus_entity_claims
+    rb2 = rulebase_of(APPROVER_RULES, tmp_path)
+    claims = focus_entity_claims(answer, [], parse_question(question, rb2), rb2, [])
+    assert [str(c.fact) for c in claims] == read
+    assert all(c.extractor == "focus" and answer[c.start:c.end] == c.text for c in claims)
+
+
+def test_focus_reads_no_entity_another_reader_claimed(tmp_path):
+    from pipeline.claim_reading import focus_entity_claims
+    rb2 = rulebase_of(APPROVER_RULES, tmp_path)
+    focus = parse_question("Who approves thesis extensions?", rb2)
+    answer = "The Dean of the Graduate School approves them."
+    [claim] = focus_entity_claims(answer, [], focus, rb2, [])
+    assert focus_entity_claims(answer, [], focus, rb2, [claim]) == []
+
+
 def test_the_model_chooses_one_numbered_fact_under_a_one_token_grammar(rb):
     answer = "Premium Support is 9 % per year [1]."
     focus, _c, mentions = _read(rb, "What does support cost?", answer)

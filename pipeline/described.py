@@ -5,13 +5,14 @@ the answer's claims and the proof are about that entity."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 import weakref
 from typing import Any, Mapping, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
 from pipeline.context import content_terms
 from pipeline.extraction import blanked, find_values
-from pipeline.question import EntityMention, QuestionFocus, parse_question, relation_names, relation_score
+from pipeline.question import EntityMention, Goal, QuestionFocus, parse_question, relation_names, relation_score
 from symbolic.model import VALUE_TYPES
 from symbolic.patterns import name_regex
 
@@ -119,6 +120,7 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
 
 
 _POSSESSED = re.compile(r"^(?:'s|’s)\s+([a-z]+)\b")
+_NEXT_WORD = re.compile(r"\s+([a-z]+)\b")
 
 
 _KNOWN: "weakref.WeakKeyDictionary[Any, tuple[frozenset[str], frozenset[str]]]" = weakref.WeakKeyDictionary()
@@ -146,7 +148,18 @@ def _possessed(after: str, rulebase: Any) -> re.Match | None:
     word = m.group(1)
     known, named = _known_words(rulebase)
     # a one-word entity name ("'s Chengdu"), not a word of a longer one: "Depot Manager" is a title, "manager" not
-    return None if content_terms(word) & known or not content_terms(word) or word in named else m
+    if content_terms(word) & known or not content_terms(word) or word in named:
+        return None
+    # a noun after it may be the head: "'s job title" asks the title, "'s line manager" another person
+    pos = m.end()
+    for _ in range(2):
+        more = _NEXT_WORD.match(after, pos)
+        if more is None or not content_terms(more.group(1)):
+            break
+        if content_terms(more.group(1)) & known:
+            return None
+        pos = more.end()
+    return m
 
 
 # How much of the linked relation's name the question must say (as parse_question's goals).
@@ -188,10 +201,31 @@ def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     about = [*(x for x in focus.entities if x not in unnamed), *described, *related]
     linked = linked_entities(focus, rulebase, facts, about)
     if not described and not unnamed and not linked and not implied:
-        return focus
+        hop = asked_hop(focus, rulebase)
+        return replace(focus, goals=hop) if hop else focus
     out = parse_question(focus.question, rulebase, described=[*described, *related, *linked], unnamed=unnamed,
                          implied=implied, namer=focus.namer)
     # the relation that describes an entity is not what the question asks of it
     hops = {m.described_by for m in [*related, *linked]}
-    out.goals = [g for g in out.goals if g.relation not in hops]
+    out.goals = [g for g in out.goals if g.relation not in hops] or asked_hop(out, rulebase)
     return out
+
+
+def asked_hop(focus: QuestionFocus, rulebase: Any) -> list[Goal]:
+    """"Who is Sun Peng's manager?": a question asking who, naming no relation, whose one named entity owns a noun
+    for the person one reports to (_SUPERIOR), asks the one relation between two entities of that entity's type:
+    reports_to(sun_peng, ?). None where the type has two such relations."""
+    if focus.goals or "person" not in focus.answer_types or len(focus.entities) != 1:
+        return []
+    x = focus.entities[0]
+    pairs = [sig for sig in rulebase.relations.values() if sig.arity == 2
+             and sig.params[0].type == sig.params[1].type == x.type]
+    owned = _possessed(focus.question[x.end:x.end + 40], rulebase)
+    if len(pairs) != 1 or owned is None or owned.group(1) not in _SUPERIOR:
+        return []
+    return [Goal(pairs[0].name, (x.entity_id,), LINKED_MIN_SCORE)]
+
+
+# The nouns that name the person one reports to (English only): asked "who", a deputy or an assistant is
+# someone else, and no relation says which
+_SUPERIOR = frozenset({"manager", "boss", "supervisor", "superior", "line", "head"})

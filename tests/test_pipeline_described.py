@@ -173,6 +173,27 @@ def test_a_possessed_noun_no_name_knows_stands_for_the_one_relation_of_that_type
     assert _goals(org, "What is Wang Yu's approval limit?")[0] == [("approval_limit", ("wang_yu",))]
 
 
+def test_a_possessed_noun_before_a_known_one_is_no_other_person(org, tmp_path):
+    # "Morag Sinclair's job title" asked her manager's title: "job" is no name's word, but "title" is the head
+    rb = rulebase_of(ORG + 'relation title(p: person, t: text) "title"\nfact title(wang_yu, "Lecturer")\n'
+                           'fact title(chen_hao, "Professor")\n', tmp_path)
+    assert _goals(rb, "What is Wang Yu's job title?")[0] == [("title", ("wang_yu",))]
+    assert _goals(rb, "What is Wang Yu's line manager's title?")[0] == [("title", ("chen_hao",))]
+
+
+def test_asking_who_a_persons_manager_is_asks_the_one_relation_between_persons(org, tmp_path):
+    from pipeline.symbolic_answer import prove
+    for q in ("Who is Wang Yu's manager?", "Who is Wang Yu's boss?", "Who is Wang Yu's line manager?"):
+        goals, focus = _goals(org, q)
+        assert goals == [("reports_to", ("wang_yu",))], q
+        assert prove(focus, org, org.facts).value == "chen_hao"
+    # a deputy or an assistant is someone else: no goal
+    assert _goals(org, "Who is Wang Yu's deputy?")[0] == []
+    # two person-to-person relations: the words do not say which
+    rb = rulebase_of(ORG + 'relation deputy_of(a: person, b: person) "deputy of"\n', tmp_path)
+    assert _goals(rb, "Who is Wang Yu's manager?")[0] == []
+
+
 def test_a_possessed_noun_with_two_relations_of_that_type_is_about_nobody_named(tmp_path):
     rb = rulebase_of(ORG + 'relation deputy_of(a: person, b: person) "deputy of"\n', tmp_path)
     goals, _focus = _goals(rb, "What is the approval limit of Wang Yu's manager?")

@@ -58,6 +58,7 @@ _ASKED_NOUNS = [(re.compile(rx, re.IGNORECASE), frozenset(nouns)) for rx, nouns 
     (r"\bhow\s+fast\b|多快", ("speed",)),
     (r"\bhow\s+heavy\b|多重", ("weight",)),
     (r"\bhow\s+old\b", ("age",)),
+    (r"\bwhere\b|在哪|哪里|什么地方|何处", ("location", "place", "site", "地点", "位置")),
     (r"\bhow\s+often\b|(?:多久|多长时间)[^？?，,。]{0,10}一次|每隔多久", ("interval", "frequency", "周期", "频率")),
     # a modal or "at most" asks a maximum less surely than "how far" asks a range: these say half a word
     # (WEAK_CUE: pipeline.naming.relation_score)

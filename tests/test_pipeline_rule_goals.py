@@ -169,6 +169,21 @@ relation min_break(o: operator, d: duration[minute]) "break of at least"
     assert parse_question("How long may bus operators keep driving before a break?", rb).goals == []
 
 
+def test_where_asks_a_location(tmp_path):
+    from pipeline.answer_types import asked_nouns
+    assert {"location", "地点"} <= asked_nouns("Where does Sun Peng work?") and "location" in asked_nouns("孙鹏在哪里工作？")
+    assert "location" not in asked_nouns("Who does Sun Peng work for?")
+    rb = rulebase_of("""
+type person "person"
+entity person sun_peng "Sun Peng"
+type site "site"
+entity site chengdu "Chengdu depot"
+relation person_location(p: person, s: site) "location"
+relation person_grade(p: person, g: text) "grade"
+""", tmp_path)
+    assert [g.relation for g in parse_question("Where does Sun Peng work?", rb).goals] == ["person_location"]
+
+
 def test_two_questions_joined_by_and_ask_two_things():
     from pipeline.answer_types import asks_two
     assert asks_two("Who approves thesis extensions, and what is that person's grade?")

@@ -87,3 +87,36 @@ def test_a_question_asks_the_relation_it_means_with_the_default_embedder(rb, min
     # a relation whose types do not fit the question never competes: money is asked, a runtime is no answer
     goals = parse_question("How much does one battery charge of the AX-200 cost?", rb, namer=minilm_namer).goals
     assert "battery_runtime" not in [g.relation for g in goals]
+
+
+TWINS = """
+entity product ax_200 "AX-200"
+entity plan premium "Premium Support"
+entity policy duty "duty rules"
+relation warranty_period(p: product, d: duration[month]) "robot warranty"
+relation battery_warranty_period(p: product, d: duration[month]) "battery warranty"
+relation licence_fee(p: product, x: money[EUR]) "licence fee per robot per year"
+relation max_weekly_hours(p: policy, d: duration[hour]) "teaching hours per week"
+"""
+
+
+def test_half_a_name_said_and_the_closest_meaning_agree(tmp_path, minilm_namer):
+    rb = rulebase_of(TWINS, tmp_path)
+    # "warranty" is half of both names; the embedder finds the robot warranty closer
+    focus = parse_question("How long is the AX-200 under warranty?", rb, namer=minilm_namer)
+    assert [(g.relation, g.args, g.score) for g in focus.goals] == [("warranty_period", ("ax_200",), 0.5)]
+    # without a namer, half a name names nothing
+    assert parse_question("How long is the AX-200 under warranty?", rb).goals == []
+    # a qualifier the name lacks asks another fee: "restocking fee" is no licence fee
+    assert parse_question("What restocking fee applies to the AX-200?", rb, namer=minilm_namer).goals == []
+    # a unit of time said is no half of "teaching hours per week"
+    assert parse_question("How many hours per week are the duty rules open?", rb, namer=minilm_namer).goals == []
+
+
+def test_a_name_said_by_its_units_of_time_alone_is_not_said(tmp_path):
+    from pipeline.question import _named_by_time_alone
+    rb = rulebase_of(TWINS + 'relation weekly_cap(p: policy, d: duration[hour]) "hours per week"\n', tmp_path)
+    assert parse_question("How many hours per week do the duty rules set?", rb).goals[0].relation == "weekly_cap"
+    assert _named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week"}))
+    assert not _named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week", "teaching"}))
+    assert not _named_by_time_alone(rb.relations["weekly_cap"], frozenset({"hour", "week"}))

@@ -1,11 +1,12 @@
 """How a question's words say a relation's name: its words (or their roots: "approve" says "approval"), a
 Chinese name's characters, and the values a name holds: the "30-day" of "30-day pass" and the "a day" of "a day
-pass" name a product, they state no period, and a name that holds a value is said only with that value."""
+pass" name a product, they state no period, and a name that holds a value is said only with that value; a name said
+by its units of time alone is not said, and half a name said counts where the sentence embedder agrees."""
 from __future__ import annotations
 
 import re
 import weakref
-from typing import Any
+from typing import Any, Sequence
 
 from pipeline.context import _STOP, CJK_RUN_RE, content_terms
 from pipeline.extraction import find_values
@@ -129,3 +130,53 @@ def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
         if share is not None:
             best = max(best, share)
     return best
+
+
+# Two weak signals that agree: half of a relation's name said, and the sentence embedder finding that relation the
+# closest of those the question could ask, not far off and ahead of the next ("How long is the AX-200 under
+# warranty?": "warranty" is half of "robot warranty" and of "battery warranty"; the embedder prefers the first).
+HALF_NAMED = 0.5
+HALF_MEANT = 0.5
+HALF_LEAD = 0.05
+
+
+def half_named_and_meant(namer: Any, text: str, sigs: Sequence[Any], rulebase: Any,
+                         terms: frozenset[str]) -> tuple[Any, float] | None:
+    """The relation ``namer`` (pipeline.relation_namer) finds closest (by HALF_MEANT, HALF_LEAD ahead) where the question says at least
+    HALF_NAMED of its name; its score is the share of the name said."""
+    scored = namer.similarities(text, sigs, rulebase)
+    if not scored or scored[0][0] < HALF_MEANT or (len(scored) > 1 and scored[0][0] - scored[1][0] < HALF_LEAD):
+        return None
+    said = relation_score(scored[0][1], terms)
+    # a unit of time said is half of "hours per week", but "earn per hour" asks no hours
+    if relation_score(scored[0][1], terms - _TIME_WORDS) < HALF_NAMED or _another_kind(text, scored[0][1]):
+        return None
+    return scored[0][1], said
+
+
+_TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "time"})
+
+
+def named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
+    """Only units of time of the relation's English names are said, and each of its label and aliases has other
+    words: "How many hours per week is the library open?" does not name "teaching hours per week"."""
+    if relation_score(sig, terms - _TIME_WORDS) > 0:
+        return False
+    names = [n for n in (sig.label, *sig.aliases) if n and n.isascii()]
+    return bool(names) and all(content_terms(n) - _TIME_WORDS for n in names)
+
+
+# Words after "how" that ask, not qualify: "how much power" says "power" unqualified.
+_HOW_WORDS = frozenset({"much", "many", "long", "far", "often", "soon", "old", "fast", "high", "big", "large"})
+
+
+def _another_kind(text: str, sig: Any) -> bool:
+    """A word of the relation's name said with a qualifier its names lack: "what restocking fee applies?" asks
+    another fee than "licence fee per robot per year" (English only)."""
+    named = {t for n in relation_names(sig) for t in content_terms(n)}
+    words = re.findall(r"[A-Za-z][A-Za-z-]{2,}", text.lower())
+    for before, word in zip(words, words[1:]):
+        said, qualifier = content_terms(word), content_terms(before)
+        if said & named and qualifier and not qualifier & named and before not in _HOW_WORDS:
+            return True
+    return False

@@ -13,7 +13,8 @@ from pipeline.entity_index import EntityMention, find_entities
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.glossary import best_translations, gloss
 # relation_names and relation_score are imported from here by many readers
-from pipeline.naming import named_value_spans, relation_names, relation_score, value_terms  # noqa: F401
+from pipeline.naming import (half_named_and_meant, named_by_time_alone, named_value_spans,  # noqa: F401
+                             relation_names, relation_score, value_terms)
 from symbolic.model import VALUE_TYPES
 from symbolic.units import canonical_currency
 from symbolic.values import Money, Quantity, value_type
@@ -216,7 +217,7 @@ def _named_goals(rulebase: Any, focus: QuestionFocus, types: frozenset[str], val
         if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
             continue
         score = relation_score(sig, relation_terms)
-        if score < least or (score > 0 and _named_by_time_alone(sig, relation_terms)):
+        if score < least or (score > 0 and named_by_time_alone(sig, relation_terms)):
             continue
         # one choice per argument: (the bound value, the question span it comes from, if a stated value)
         choices: list[list[tuple[Any, tuple[int, int] | None]]] = []
@@ -264,58 +265,8 @@ def _meant_goals(focus: QuestionFocus, rulebase: Any, named_goals: Callable[[fro
     sigs = list({g.relation: rulebase.relations[g.relation] for g in fitting}.values())
     meant = namer.closest(unnamed_text, sigs, rulebase)
     if meant is None:
-        meant = _half_named_and_meant(namer, unnamed_text, sigs, rulebase, focus.relation_terms)
+        meant = half_named_and_meant(namer, unnamed_text, sigs, rulebase, focus.relation_terms)
     return [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name] if meant else []
-
-
-# Two weak signals that agree: half of a relation's name said, and the sentence embedder finding that relation the
-# closest of those the question could ask, not far off and ahead of the next ("How long is the AX-200 under
-# warranty?": "warranty" is half of "robot warranty" and of "battery warranty"; the embedder prefers the first).
-HALF_NAMED = 0.5
-HALF_MEANT = 0.5
-HALF_LEAD = 0.05
-
-
-def _half_named_and_meant(namer: RelationNamer, text: str, sigs: Sequence[Any], rulebase: Any,
-                          terms: frozenset[str]) -> tuple[Any, float] | None:
-    """The relation the namer finds closest (by HALF_MEANT, HALF_LEAD ahead) where the question says at least
-    HALF_NAMED of its name; its score is the share of the name said."""
-    scored = namer.similarities(text, sigs, rulebase)
-    if not scored or scored[0][0] < HALF_MEANT or (len(scored) > 1 and scored[0][0] - scored[1][0] < HALF_LEAD):
-        return None
-    said = relation_score(scored[0][1], terms)
-    # a unit of time said is half of "hours per week", but "earn per hour" asks no hours
-    if relation_score(scored[0][1], terms - _TIME_WORDS) < HALF_NAMED or _another_kind(text, scored[0][1]):
-        return None
-    return scored[0][1], said
-
-
-_TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "time"})
-
-
-def _named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
-    """Only units of time of the relation's English names are said, and each of its label and aliases has other
-    words: "How many hours per week is the library open?" does not name "teaching hours per week"."""
-    if relation_score(sig, terms - _TIME_WORDS) > 0:
-        return False
-    names = [n for n in (sig.label, *sig.aliases) if n and n.isascii()]
-    return bool(names) and all(content_terms(n) - _TIME_WORDS for n in names)
-
-
-# Words after "how" that ask, not qualify: "how much power" says "power" unqualified.
-_HOW_WORDS = frozenset({"much", "many", "long", "far", "often", "soon", "old", "fast", "high", "big", "large"})
-
-
-def _another_kind(text: str, sig: Any) -> bool:
-    """A word of the relation's name said with a qualifier its names lack: "what restocking fee applies?" asks
-    another fee than "licence fee per robot per year" (English only)."""
-    named = {t for n in relation_names(sig) for t in content_terms(n)}
-    words = re.findall(r"[A-Za-z][A-Za-z-]{2,}", text.lower())
-    for before, word in zip(words, words[1:]):
-        said, qualifier = content_terms(word), content_terms(before)
-        if said & named and qualifier and not qualifier & named and before not in _HOW_WORDS:
-            return True
-    return False
 
 
 def _product(choices: list[list[Any]]) -> list[list[Any]]:

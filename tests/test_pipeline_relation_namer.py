@@ -114,9 +114,9 @@ def test_half_a_name_said_and_the_closest_meaning_agree(tmp_path, minilm_namer):
 
 
 def test_a_name_said_by_its_units_of_time_alone_is_not_said(tmp_path):
-    from pipeline.question import _named_by_time_alone
+    from pipeline.naming import named_by_time_alone
     rb = rulebase_of(TWINS + 'relation weekly_cap(p: policy, d: duration[hour]) "hours per week"\n', tmp_path)
     assert parse_question("How many hours per week do the duty rules set?", rb).goals[0].relation == "weekly_cap"
-    assert _named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week"}))
-    assert not _named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week", "teaching"}))
-    assert not _named_by_time_alone(rb.relations["weekly_cap"], frozenset({"hour", "week"}))
+    assert named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week"}))
+    assert not named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week", "teaching"}))
+    assert not named_by_time_alone(rb.relations["weekly_cap"], frozenset({"hour", "week"}))

@@ -60,9 +60,8 @@ def main() -> int:
             counts[got] = counts.get(got, 0) + 1
             if args.show and got not in ("right", "abstains"):
                 proof = context.proof
-                print(f"  {name} {item['id']} {got}: {item['question']}  "
-                      f"[{proof.goal.relation}{tuple(proof.goal.args)} = {proof.value}]" if proof else
-                      f"  {name} {item['id']} {got}: {item['question']}")
+                proved = f"  [{proof.goal.relation}{tuple(proof.goal.args)} = {proof.value}]" if proof else ""
+                print(f"  {name} {item['id']} {got}: {item['question']}{proved}")
         asked = sum(v for k, v in counts.items() if k not in ("abstains", "answered"))
         print(f"{name}: right {counts.get('right', 0)}/{asked}, other {counts.get('other', 0)}, "
               f"unproved {counts.get('unproved', 0)}, no goal {counts.get('no goal', 0)}; unanswerable: "

@@ -116,20 +116,22 @@ def focus_entity_claims(answer: str, passages: Sequence[Any], focus: QuestionFoc
     best = [g for g in focus.goals if g.score == focus.goals[0].score]
     goals = [g for g in best if sigs[g.relation] is not None and sigs[g.relation].arity == len(g.args) + 1
              and sigs[g.relation].params[-1].type not in VALUE_TYPES]
+    if not goals:
+        return []
     asked = {x.entity_id for x in find_entities(focus.question, rulebase)} | {x.entity_id for x in focus.entities}
     have = {(c.fact.relation, tuple(c.fact.args[:-1])) for c in taken}
     sents = sentences(answer)
+    in_sentences = [(s, e, find_entities(answer[s:e], rulebase)) for s, e in sents]
     out: list[Claim] = []
     for goal in goals:
         sig = sigs[goal.relation]
         if (goal.relation, tuple(goal.args)) in have:
             continue
         found = []
-        for s, e in sents:
-            named = find_entities(answer[s:e], rulebase)
+        for s, e, named in in_sentences:
             found += [(x, s, e) for x in named if x.type == sig.params[-1].type and x.entity_id not in asked
-                      and not negated(answer, x.start + s) and names_fit(goal.args, sig, [y for y in named if y is not x])
-                      and _said_of(goal.args, sig, x, named)]
+                      and not negated(answer, x.start + s)
+                      and names_fit(goal.args, sig, [y for y in named if y is not x]) and _said_of(goal.args, sig, x, named)]
         if len({x.entity_id for x, _s, _e in found}) != 1:
             continue
         x, s, e = found[0]

@@ -5,8 +5,8 @@ the answer's claims and the proof are about that entity."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 import weakref
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from pipeline.bridges import BRIDGE_KINDS
@@ -82,6 +82,12 @@ def _same(a: Any, b: Any) -> bool:
 _GAP = re.compile(r"^(?:\s*(?:'s|’s)?\s*(?:[A-Z][\w-]*\s+){0,2}?|[\u4e00-\u9fff]{0,3}?的?)$")
 
 
+def same_type_pairs(rulebase: Any) -> list[Any]:
+    """The two-place relations between two entities of one type (who reports to whom)."""
+    return [sig for sig in rulebase.relations.values()
+            if sig.arity == 2 and sig.params[0].type == sig.params[1].type and sig.params[0].type not in VALUE_TYPES]
+
+
 def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
                      ) -> tuple[list[EntityMention], list[EntityMention]]:
     """(the entities the question names through a relation from a named one, the mentions that stand for
@@ -93,8 +99,7 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
     unnamed: list[EntityMention] = []
     if "person" in focus.answer_types:
         return related, unnamed
-    pairs = [sig for sig in rulebase.relations.values()
-             if sig.arity == 2 and sig.params[0].type == sig.params[1].type and sig.params[0].type not in VALUE_TYPES]
+    pairs = same_type_pairs(rulebase)
     for x in focus.entities:
         after = focus.question[x.end:x.end + 40]
         own = [sig for sig in pairs if sig.params[0].type == x.type]
@@ -218,8 +223,7 @@ def asked_hop(focus: QuestionFocus, rulebase: Any) -> list[Goal]:
     if focus.goals or "person" not in focus.answer_types or len(focus.entities) != 1:
         return []
     x = focus.entities[0]
-    pairs = [sig for sig in rulebase.relations.values() if sig.arity == 2
-             and sig.params[0].type == sig.params[1].type == x.type]
+    pairs = [sig for sig in same_type_pairs(rulebase) if sig.params[0].type == x.type]
     owned = _possessed(focus.question[x.end:x.end + 40], rulebase)
     if len(pairs) != 1 or owned is None or owned.group(1) not in _SUPERIOR:
         return []

@@ -138,12 +138,16 @@ def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
 HALF_NAMED = 0.5
 HALF_MEANT = 0.5
 HALF_LEAD = 0.05
+# Units of time: said alone, they name no relation that has other words ("teaching hours per week")
+_TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "time"})
+# Words after "how" that ask, not qualify: "how much power" says "power" unqualified.
+_HOW_WORDS = frozenset({"much", "many", "long", "far", "often", "soon", "old", "fast", "high", "big", "large"})
 
 
 def half_named_and_meant(namer: Any, text: str, sigs: Sequence[Any], rulebase: Any,
                          terms: frozenset[str]) -> tuple[Any, float] | None:
-    """The relation ``namer`` (pipeline.relation_namer) finds closest (by HALF_MEANT, HALF_LEAD ahead) where the question says at least
-    HALF_NAMED of its name; its score is the share of the name said."""
+    """The relation ``namer`` (pipeline.relation_namer) finds closest (by HALF_MEANT, HALF_LEAD ahead) where the
+    question says at least HALF_NAMED of its name; its score is the share of the name said."""
     scored = namer.similarities(text, sigs, rulebase)
     if not scored or scored[0][0] < HALF_MEANT or (len(scored) > 1 and scored[0][0] - scored[1][0] < HALF_LEAD):
         return None
@@ -154,9 +158,6 @@ def half_named_and_meant(namer: Any, text: str, sigs: Sequence[Any], rulebase: A
     return scored[0][1], said
 
 
-_TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "time"})
-
-
 def named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
     """Only units of time of the relation's English names are said, and each of its label and aliases has other
     words: "How many hours per week is the library open?" does not name "teaching hours per week"."""
@@ -164,10 +165,6 @@ def named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
         return False
     names = [n for n in (sig.label, *sig.aliases) if n and n.isascii()]
     return bool(names) and all(content_terms(n) - _TIME_WORDS for n in names)
-
-
-# Words after "how" that ask, not qualify: "how much power" says "power" unqualified.
-_HOW_WORDS = frozenset({"much", "many", "long", "far", "often", "soon", "old", "fast", "high", "big", "large"})
 
 
 def _another_kind(text: str, sig: Any) -> bool:

@@ -94,11 +94,11 @@ def _derived(goal: Goal, rule: Any, rulebase: Any, stated: Sequence[tuple[Any, t
         # an input no premise fact binds (a count the rule only compares: ?n > 0) takes a stated count
         if param.type not in VALUE_TYPES or term.name in other_atoms:
             return None
-        pick = next(((v, span) for v, span in free if _as_argument(param, v) is not None), None)
+        pick = next(((v, span, arg) for v, span in free if (arg := _as_argument(param, v)) is not None), None)
         if pick is None:
             return None
-        free.remove(pick)
-        args.append(_as_argument(param, pick[0]))
+        free.remove(pick[:2])
+        args.append(pick[2])
         spans.append(pick[1])
     if free or not spans:
         return None

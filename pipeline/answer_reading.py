@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from pipeline.apposition_reading import apposition_pair_claims
 from pipeline.band_reading import band_claims
-from pipeline.chain_reading import chain_claims, goal_premise_claims
+from pipeline.chain_reading import chain_claims, goal_conclusion_claims, goal_premise_claims
 from pipeline.claim_reading import focus_claims, focus_entity_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
@@ -82,6 +82,7 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     claims += carried
     claims += chain_claims(answer, claims, rulebase)
     claims += goal_premise_claims(answer, claims, rulebase)
+    claims += goal_conclusion_claims(answer, claims, rulebase)
     left = [m for m in left if not any(c.start <= m.start and m.end <= c.end for c in carried)]
     return sorted(claims, key=lambda c: c.start), left
 

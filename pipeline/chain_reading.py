@@ -3,16 +3,20 @@ second(?b, ?v)`` with ``first`` unique ("a city's limit is its tier's"), a sente
 links claims the third: "Paris is a Tier 1 city with a limit of EUR 180 per night" states the tier's limit
 and the city's. Likewise for a goal of more links: a sentence stating its conclusion and every link but the
 one that gives the value states that one ("Chen Hao's limit is CNY 108,000 (grade: HG8; campus: Suzhou)"
-states the HG8 limit at Suzhou)."""
+states the HG8 limit at Suzhou). And a sentence stating every premise of a goal states its conclusion ("Jonah
+Petrakis is grade CR4, whose limit in Marrow Bay is USD 6,000" states Jonah Petrakis's limit)."""
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any, Sequence
 
 from pipeline.claim_reading import sentence_around, sentence_claim
-from pipeline.vocabulary_reading import VOCABULARY_CLAIM_CF
+from pipeline.context import content_terms
+from pipeline.vocabulary_reading import VOCABULARY_CLAIM_CF, best_named
 from symbolic import Claim
 from symbolic.model import Atom, Var
+
+NAMED_SECOND_MIN = 0.5
 
 
 def chains(rulebase: Any) -> list[tuple[str, str, str]]:
@@ -48,7 +52,9 @@ def chain_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Cl
             for c in claims:
                 if c is link or sentence_of[id(c)] != (s, e):
                     continue
-                if c.fact.relation == head and c.fact.args[0] == subject and concluding[head, first] == 1:
+                if c.fact.relation == head and c.fact.args[0] == subject and \
+                        (concluding[head, first] == 1 or _named_second(answer[s:e], head, first, found_chains,
+                                                                       rulebase) == second):
                     found = (second, (middle, c.fact.args[1]))
                 elif c.fact.relation == second and c.fact.args[0] == middle:
                     found = (head, (subject, c.fact.args[1]))
@@ -58,6 +64,16 @@ def chain_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Cl
                     have.add(found)
                     out.append(sentence_claim(*found, answer, s, e, c.cited, "chain", VOCABULARY_CLAIM_CF))
     return out
+
+
+def _named_second(sentence: str, head: str, first: str, found_chains: Sequence[tuple[str, str, str]],
+                  rulebase: Any) -> str | None:
+    """Of the second links of chains concluding ``head`` through ``first``, the one the sentence names best
+    (at least half its name, and no tie): "Paris is a Tier 1 city with a limit of EUR 180 per night" says the
+    tier's limit per night, not the tier's cap."""
+    sigs = [rulebase.relations[second] for h, f, second in found_chains if h == head and f == first]
+    named = best_named(sigs, content_terms(sentence), NAMED_SECOND_MIN)
+    return named.name if named is not None else None
 
 
 def _value_premise(rule: Any, rulebase: Any) -> int | None:
@@ -117,4 +133,36 @@ def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> 
             if found not in have:
                 have.add(found)
                 out.append(sentence_claim(*found, answer, *span, head.cited, "chain", VOCABULARY_CLAIM_CF))
+    return out
+
+
+def goal_conclusion_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+    """The conclusion of a goal of two or more premises, plain atoms of variables, that one sentence's claims
+    state each by one claim, unless that conclusion is claimed already."""
+    have = {(c.fact.relation, c.fact.args) for c in claims}
+    sentence_of = {id(c): sentence_around(answer, c.start) for c in claims}
+    spans = sorted(set(sentence_of.values()))
+    out: list[Claim] = []
+    for rule in rulebase.backward_rules:
+        atoms = [rule.head, *rule.premises]
+        if len(rule.premises) < 2 or not all(isinstance(p, Atom) and all(isinstance(t, Var) for t in p.args)
+                                            for p in atoms):
+            continue
+        if not set(rule.head.args) <= {t for p in rule.premises for t in p.args}:
+            continue
+        for span in spans:
+            said = [c for c in claims if sentence_of[id(c)] == span]
+            bindings: dict | None = {}
+            for p in rule.premises:
+                fits = {tuple(b.items()) for c in said if c.fact.relation == p.relation
+                        for b in [_unify(p, c.fact.args, bindings or {})] if b is not None and bindings is not None}
+                bindings = dict(fits.pop()) if len(fits) == 1 else None
+            if bindings is None:
+                continue
+            found = (rule.head.relation, tuple(bindings[v] for v in rule.head.args))
+            if found not in have and not any(c.fact.relation == found[0] and c.fact.args[:-1] == found[1][:-1]
+                                             for c in said):
+                have.add(found)
+                cited = sorted({x for c in said for x in c.cited})
+                out.append(sentence_claim(*found, answer, *span, cited, "chain", VOCABULARY_CLAIM_CF))
     return out

@@ -81,8 +81,10 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     question asserts: pipeline.premise.stated_premises) set the scene and compute nothing ("通风橱面风速只要达到
     0.3 米/秒就能使用，那通风橱多久检测一次？" asks a plain lookup), and what they assert is asked last."""
     out: list[tuple[Claim, ValueMention]] = []
-    if asks_a_computation(blanked(focus.question, ((c.start, c.end) for c in premises)), focus):
-        return out
+    question = blanked(focus.question, ((c.start, c.end) for c in premises))
+    # a computing question's values bind no lookup, but clauses the asker takes the documents to say may stand
+    # before a plain one ("高温津贴一年十二个月都发，每月多少钱？")
+    computes = asks_a_computation(question, focus)
     asked = [v for v, *_ in find_values(focus.question)]
     used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or negated(answer, m.start)}
     asserted = {(p.fact.relation, tuple(p.fact.args[:-1])) for p in premises}
@@ -91,6 +93,8 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     for goal in sorted(focus.goals, key=lambda g: (g.relation, tuple(g.args)) in asserted):
         sig = rulebase.relations.get(goal.relation)
         if sig is None or sig.arity < 2 or any(c.fact.relation == goal.relation for c, _ in out):
+            continue
+        if computes and (goal.stated or asks_a_computation(question, focus, goal)):
             continue
         for i, m in enumerate(mentions):
             if i in used or not fits(sig, m.value):

@@ -187,6 +187,23 @@ def test_a_premise_the_question_asserts_sets_the_scene_and_computes_nothing(rb):
         "warranty(ax_200, 24 months)"]
 
 
+def test_values_the_asker_takes_the_documents_to_say_do_not_stop_the_focus(tmp_path):
+    # tuning2 fp-05's 0.5B answer "[1] 1200元": the twelve months are no input, the monthly amount is asked
+    rb = rulebase_of("""type site "site"
+entity site chengdu "Chengdu depot" aka "成都车场"
+relation heat_allowance(s: site, x: money[CNY]) "high temperature allowance" aka "高温津贴"
+relation heat_total(s: site, n: number, x: money[CNY]) "high temperature allowance in total"
+""", tmp_path)
+
+    def read(question, answer):
+        focus, _c, mentions = _read(rb, question, answer)
+        return [str(c.fact) for c, _m in focus_claims(answer, mentions, focus, rb)]
+    assert read("成都车场的高温津贴一年十二个月都发，每月多少钱？", "[1] 1200元") == ["heat_allowance(chengdu, 1200 CNY)"]
+    # the asker's own case, a total, or a value in the asking clause: the question computes
+    assert read("我在成都车场工作了十二个月，高温津贴每月多少钱？", "[1] 1200元") == []
+    assert read("成都车场的高温津贴发十二个月，一共多少钱？", "[1] 1200元") == []
+
+
 def test_a_value_in_another_currency_does_not_fit_a_relation_declared_in_one(rb):
     from pipeline.claim_reading import fits
     from symbolic.values import parse_value

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -67,6 +68,7 @@ class RuleBase:
         for cp in self.patterns:
             sig = self.relations[cp.pattern.atom.relation]
             for match in cp.regex.finditer(text):
+                match = self._nearest(cp, text, match)
                 # a placeholder inside an optional part or a choice may not take part in the match
                 bound = {cap.name: self._read(cap.type, match.group(cap.group)) for cap in cp.captures}
                 if any(bound[a.name] is None for a in cp.pattern.atom.args if isinstance(a, m.Var)):
@@ -93,6 +95,25 @@ class RuleBase:
                 out.append((Fact(sig.name, tuple(args), cp.pattern.cf, prov), s, e))
         out.sort(key=lambda t: (t[1], t[2]))
         return out
+
+    def _nearest(self, cp: CompiledPattern, text: str, match: re.Match) -> re.Match:
+        """The match read from the nearest naming of its leading entity: in "Sun Peng reports to Zhao Lin, who
+        is at the Chengdu depot" a gap from a person to a location spans another person, and the location is
+        said of the nearer one. Only the leading placeholder moves; the others keep their spans."""
+        first = cp.captures[0] if cp.captures else None
+        if first is None or first.type not in self.types or match.start(first.group) != match.start():
+            return match
+        rest = [(c.group, match.span(c.group)) for c in cp.captures[1:] if match.start(c.group) >= 0]
+        limit = min((span[0] for _g, span in rest), default=match.end())
+        best = match
+        for pos in range(match.end(first.group), limit):
+            if not text[pos].isalnum() or (pos and text[pos - 1].isalnum() and text[pos].isascii()):
+                continue
+            later = cp.regex.match(text, pos)
+            if later is not None and later.start(first.group) == pos and \
+                    all(later.span(g) == span for g, span in rest):
+                best = later
+        return best
 
     def _rate_table(self) -> tuple:
         return tuple((s, d, r) for (s, d), r in self.rates.items())

@@ -112,3 +112,21 @@ def test_optional_text_placeholder_and_regex_choice_do_not_crash(optional_rb):
     assert found(optional_rb, "Berlin note") == []          # t did not match: note/2 lacks an argument
     # each branch of the choice leaves the other placeholder unmatched: never both arguments
     assert found(optional_rb, "Berlin rate") == [] and found(optional_rb, "300 元 rate") == []
+
+
+def test_a_gap_from_an_entity_reads_the_nearest_naming_of_it(tmp_path):
+    (tmp_path / "n.rules").write_text('''entity person sun "Sun Peng"
+entity person zhao "Zhao Lin"
+entity depot chengdu "Chengdu depot"
+relation reports_to(person, person)
+relation person_location(person, depot)
+pattern AT: "{person} ... at the {depot}" -> person_location(person, depot)
+pattern R: re"{p:person}\\s+reports\\s+to\\s+{q:person}" -> reports_to(p, q)
+''', encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    text = "Sun Peng reports to Zhao Lin, who works at the Chengdu depot."
+    assert found(rb, text) == [("reports_to(sun, zhao)", "Sun Peng reports to Zhao Lin"),
+                               ("person_location(zhao, chengdu)", "Zhao Lin, who works at the Chengdu depot")]
+    # one person named: the gap reads from them as before
+    assert found(rb, "Sun Peng works at the Chengdu depot.") == [
+        ("person_location(sun, chengdu)", "Sun Peng works at the Chengdu depot")]

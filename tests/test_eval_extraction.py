@@ -186,6 +186,23 @@ def test_labelled_set_is_consistent_with_its_rules(name):
     assert sum(not it.facts for it in ds.items) >= 5                            # precision is measured too
 
 
+def test_the_hops_set_is_consistent_with_the_tuning2_rules():
+    # answers written in session 26 in the manner of multi-hop gold answers: pronouns, appositives, rates
+    rb = load_rulebase(ROOT / "eval/tuning2/rules")
+    ds = load_extraction_set(ROOT / "eval/extraction/tuning2_hops.jsonl", rb)
+    assert len(ds.items) == 18 and {it.language for it in ds.items} == {"en", "zh"}
+    for item in ds.items:
+        assert item.facts and all(f.span in item.answer for f in item.facts), item.id
+        for f in item.facts:
+            sig = rb.relations[f.relation]
+            assert len(f.args) + 1 == sig.arity, (item.id, f)
+            if sig.params[-1].type in VALUE_TYPES:
+                read_value(f.value, sig.params[-1].type)
+                assert f.value in f.span, (item.id, f)
+            else:
+                assert rb.entities[f.value].type == sig.params[-1].type, (item.id, f)
+
+
 def test_bad_lines_are_named(tmp_path, rb):
     good = {"id": "a", "question": "q?", "language": "en", "answer": "The AX-200 carries 200 kg.", "source": "gold",
             "facts": [{"relation": "payload", "args": ["ax_200"], "value": "200 kg", "span": "carries 200 kg"}]}

@@ -21,6 +21,9 @@ _LEAD_RE = re.compile(r"^\s*(?:(?:(?:which|that)\s+)?(?:is|are|was|remains)(?:\s
                       r"是|属于|为|即|属)\s*$", re.IGNORECASE)
 
 
+_APPOSED_RE = re.compile(r"^\s*[,，(（]\s*$")
+
+
 def apposition_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
     """For an entity of a pair relation's object type in a clause with no entity of the subject type: the
     relation with the sentence's one entity of the subject type before that clause, when the clause before
@@ -42,14 +45,18 @@ def apposition_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, 
                 if object_type != b.type or any(x.type == subject_type for x in in_clause):
                     continue
                 before = [x for x in found if x.type == subject_type and x.end + s <= cs]
-                if len({x.entity_id for x in before}) != 1 or negated(answer, b.start + s):
+                # the one subject before, or the one the clause stands right after ("…reports to Marcus
+                # Oyelaran, the Director of Operations")
+                if not before or negated(answer, b.start + s) or (
+                        len({x.entity_id for x in before}) != 1 and not _APPOSED_RE.match(answer[before[-1].end + s:cs])):
                     continue
                 a = before[-1]
                 between = answer[a.end + s:cs]
                 if _SUBJECT_BREAK_RE.search(between) or any(
                         x.type == object_type and a.end <= x.start and x.end + s <= cs for x in found):
                     continue
-                lead = answer[cs:b.start + s]
+                # other entities' names before the object qualify it ("Sun Peng, a CR4 workshop supervisor")
+                lead = blanked(answer, [(x.start + s, x.end + s) for x in in_clause])[cs:b.start + s]
                 unnamed = blanked(answer, [(b.start + s, b.end + s)])
                 sig = best_named(sigs, clause_terms(unnamed, cs, b.end + s, ce), 0.5,
                                  said_by_syntax=bool(lead.strip() and _LEAD_RE.match(lead)),

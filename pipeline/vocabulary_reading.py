@@ -7,6 +7,7 @@ import re
 import weakref
 from typing import Any, Sequence
 
+from pipeline.calculation import rate_units
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
@@ -109,7 +110,11 @@ def _best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, sa
     if said_by_syntax and len(scored) == 1:
         best = 1.0
     if best < min_score:
-        return None
+        # a copula or an appositive says what the subject is: its one attribute of the object's type (a
+        # unique relation: "Liu Mingxuan is General Manager", his title), never a relation that needs its name
+        # said ("deputises for")
+        unique = [sig for sig in sigs if sig.unique]
+        return unique[0] if said_by_syntax and len(unique) == 1 else None
     tied = [sig for score, sig in scored if score == scored[0][0]]
     # "the rated payload is 200 kg" says all of "rated payload" and of "rated payload of the datasheet" (its id's
     # words): a name said without the words that qualify another means the relation they qualify, and with
@@ -226,9 +231,11 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         s, e, cs, ce = value_clause(answer, m)
         terms = clause_terms(answer, cs, m.end, ce)
         fitting = [sig for sig in sigs if fits(sig, m.value)]
-        sig = best_named(fitting, terms, min_score, rulebase=rulebase,
+        # a rate ("CNY 450 per night") is no total a computing question's answer derives: named as any value
+        need = MIN_CLAUSE_SCORE if _a_rate(answer, m) else min_score
+        sig = best_named(fitting, terms, need, rulebase=rulebase,
                          glossed=clause_gloss(answer, cs, m.end, ce, rulebase))
-        if sig is None and min_score < 1.0:
+        if sig is None and need < 1.0:
             sig = _modified_name(answer, m, fitting, rulebase)
         if sig is None:
             continue
@@ -243,6 +250,15 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         if None not in subjects:
             out.append((vocabulary_claim(sig.name, (*subjects, m.value), answer, s, e, m.cited), m))
     return out
+
+
+def _a_rate(answer: str, m: ValueMention) -> bool:
+    """The value counts per a unit said right after it ("CNY 450 per night", "USD 64 a day") or, in Chinese,
+    right before it ("每天 120 元"); not per a unit an earlier value was said per ("…CNY 450 per night come to
+    CNY 3,150")."""
+    before = answer[max(0, m.start - 6):m.start]
+    start = m.start - len(before) if CJK_RUN_RE.search(before) else m.start
+    return bool(rate_units(answer[start:], m.start - start, m.end - start))
 
 
 # A value written as a modifier of the noun after it: "a 24-month warranty", "the 8-hour runtime".

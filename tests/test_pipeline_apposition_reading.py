@@ -27,6 +27,9 @@ entity hub ningbo "Ningbo hub"
 relation city_tier(c: city, t: tier) "city tier" unique
 relation grade_of(p: person, g: grade) "grade" aka "职级" unique
 relation works_at(p: person, h: hub) "works at"
+type title "title"
+entity title supervisor "workshop supervisor"
+relation person_title(p: person, t: title) "title" unique
 relation manages(p: person, h: hub) "manages"
 """
 
@@ -65,3 +68,12 @@ def test_nothing_across_a_new_statement_another_subject_or_object_or_a_negation(
 def test_a_pair_already_read_is_not_read_again(rb):
     taken = [Claim(Fact("city_tier", ("berlin", "tier_2")), "Berlin is a Tier 2 city", 0, 23)]
     assert _pairs(rb, "Berlin, a Tier 2 city, has a lower limit.", taken) == []
+
+
+def test_the_appositive_of_the_name_it_follows_among_several(rb):
+    # two people before the appositive: it describes the one it stands right after
+    assert _pairs(rb, "Chen Wei reports to Ann Lee, the workshop supervisor.") == ["person_title(ann, supervisor)"]
+    assert _pairs(rb, "Chen Wei reports to Ann Lee today, the workshop supervisor.") == []    # not right after
+    # another entity's name before the object qualifies it: "a K4 workshop supervisor"
+    assert sorted(_pairs(rb, "Ann Lee, a K4 workshop supervisor, joined in 2020.")) == [
+        "grade_of(ann, k4)", "person_title(ann, supervisor)"]

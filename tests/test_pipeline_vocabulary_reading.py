@@ -136,6 +136,10 @@ def test_negated_values_values_from_the_question_and_computed_totals_are_not_rea
     q = "What do 3 nights in Tier 1 cost?"
     assert _values(rb, q, "In Tier 1, three nights at the limit per night cost EUR 540.") == []
     assert _values(rb, q, "EUR 540: the hotel limit per night in Tier 1 is EUR 180.") == ["hotel_limit(tier_1, 180 EUR)"]
+    # a rate said per a unit right after it is no total: read as any value, by two thirds of a name; the
+    # total after it is not per night ("per night" belongs to the rate before it) and stays unread
+    assert _values(rb, q, "Three nights at the Tier 1 hotel rate of EUR 180 per night come to EUR 540.") == [
+        "hotel_limit(tier_1, 180 EUR)"]
 
 
 def test_two_entities_of_a_relations_types_in_one_clause_with_its_name(rb):
@@ -153,6 +157,29 @@ def test_a_copula_alone_says_the_types_only_relation(rb):
     assert _pairs(rb, "Paris hosts fairs; Tier 1 is expensive.") == []    # no copula, no name
     assert _pairs(rb, "Tier 1 is Paris.") == []                           # object before subject: no reading
     assert _pairs(rb, "Paris is not a Tier 1 city.") == []
+
+
+def test_a_copula_says_the_one_unique_relation_where_the_types_have_several(tmp_path):
+    rb = rulebase_of("""type person "person"
+entity person liu "Liu Mingxuan"
+type title "title"
+entity title gm "General Manager"
+relation person_title(p: person, t: title) "title" unique
+relation deputy_for(p: person, t: title) "deputises for"
+""", tmp_path)
+    assert _pairs(rb, "Liu Mingxuan is General Manager.") == ["person_title(liu, gm)"]
+    assert _pairs(rb, "Liu Mingxuan deputises for the General Manager.") == ["deputy_for(liu, gm)"]
+    assert _pairs(rb, "Liu Mingxuan met the General Manager.") == []     # no copula, no name
+    # two unique relations of the types: the copula says neither
+    (tmp_path / "two").mkdir()
+    two = rulebase_of("""type person "person"
+entity person liu "Liu Mingxuan"
+type title "title"
+entity title gm "General Manager"
+relation person_title(p: person, t: title) "title" unique
+relation former_title(p: person, t: title) "former title" unique
+""", tmp_path / "two")
+    assert _pairs(two, "Liu Mingxuan is General Manager.") == []
 
 
 def test_the_objects_name_qualifying_the_subjects_says_the_types_only_relation(rb):

@@ -100,12 +100,22 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             if i in used or not fits(sig, m.value):
                 continue
             s, e = sentence_around(answer, m.start)
-            if not names_fit(goal.args, sig, find_entities(answer[s:e], rulebase)):
+            in_sentence = find_entities(answer[s:e], rulebase)
+            if not names_fit(goal.args, sig, in_sentence) or _clause_of_another(answer, m, s, in_sentence, goal, sig):
                 continue
             out.append((mention_claim(goal.relation, goal.args, m, answer, "focus", 1.0), m))
             used.add(i)
             break
     return out
+
+
+def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[Any], goal: Any, sig: Any) -> bool:
+    """The value's own clause names another entity of an asked argument's type: "成都车场…为 12 个月，马罗湾为 24
+    个月" gives the 24 months to Marrow Bay."""
+    from pipeline.vocabulary_reading import clause_around   # it reads claims with this module's helpers
+    cs, ce = clause_around(answer, m.start, m.end)
+    return any(x.type == p.type and x.entity_id != arg and cs <= x.start + s and x.end + s <= ce
+               for x in in_sentence for arg, p in zip(goal.args, sig.params))
 
 
 def focus_entity_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, rulebase: Any,

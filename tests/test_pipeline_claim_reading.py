@@ -204,6 +204,18 @@ relation heat_total(s: site, n: number, x: money[CNY]) "high temperature allowan
     assert read("成都车场的高温津贴发十二个月，一共多少钱？", "[1] 1200元") == []
 
 
+def test_the_focus_leaves_a_value_whose_own_clause_names_another_entity_of_the_asked_type(tmp_path):
+    rb = rulebase_of("""type site "site"
+entity site chengdu "Chengdu depot" aka "成都车场"
+entity site marrow "Marrow Bay" aka "马罗湾"
+relation training_valid(s: site, d: duration[month]) "high-voltage training valid for" aka "高压作业培训有效期"
+""", tmp_path)
+    question = "成都车场的高压作业培训有效期比马罗湾短多少？"
+    answer = "马罗湾为 24 个月，成都车场为 12 个月。"
+    focus, _c, mentions = _read(rb, question, answer)
+    assert [str(c.fact) for c, _m in focus_claims(answer, mentions, focus, rb)] == ["training_valid(chengdu, 12 months)"]
+
+
 def test_a_value_in_another_currency_does_not_fit_a_relation_declared_in_one(rb):
     from pipeline.claim_reading import fits
     from symbolic.values import parse_value

@@ -18,6 +18,7 @@ from pipeline.label_reading import label_claims
 from pipeline.phrase_reading import merged, phrase_claims, unread
 from pipeline.possessive_reading import possessive_claims
 from pipeline.premise import stated_premises
+from pipeline.pronoun_reading import pronoun_claims
 from pipeline.question import QuestionFocus, find_entities
 from pipeline.total_reading import input_claims, total_claims
 from pipeline.vocabulary_reading import best_named_claims, entity_pair_claims, value_claims
@@ -74,6 +75,7 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     # a possessive may say a second relation of a value another reader placed ("…grade HG8, so his limit is
     # CNY 108,000": the grade's limit and the person's)
     claims += [p for p in possessive_claims(answer, passages, rulebase) if not any(c.fact.key == p.fact.key for c in claims)]
+    claims += pronoun_claims(answer, passages, rulebase, claims)
     claims += focus_entity_claims(answer, passages, focus, rulebase, claims)
     claims += entity_pair_claims(answer, passages, rulebase, claims)
     claims += apposition_pair_claims(answer, passages, rulebase, claims)

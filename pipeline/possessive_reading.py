@@ -49,7 +49,7 @@ def _owned_relations(rulebase: Any, etype: str, head: str, value: Any) -> list[A
 
 def possessive_claims(answer: str, passages: Sequence[Any], rulebase: Any) -> list[Claim]:
     """A claim for each possessive "<owner>'s <head> is <value>" (and "his/her/its/their <head> is <value>",
-    the owner the likeliest entity the pronoun may stand for whose type the head fits: ``_before``) whose head
+    the owner the likeliest entity the pronoun may stand for whose type the head fits: ``antecedents``) whose head
     names exactly one relation of the owner's type; the value must follow the verb at once."""
     values = {s: (v, e) for v, _k, s, e in find_values(answer)}
     if not values:
@@ -63,7 +63,7 @@ def possessive_claims(answer: str, passages: Sequence[Any], rulebase: Any) -> li
             continue
         value, end = values[at]
         candidates = [owner] if owner is not None else \
-            [x for x in _before(entities, m.start(), sents) if _may_stand_for(m.group("pronoun"), x, answer)]
+            [x for x in antecedents(entities, m.start(), sents) if may_stand_for(m.group("pronoun"), x, answer)]
         for x in candidates:
             sigs = _owned_relations(rulebase, x.type, m.group("head"), value)
             if len(sigs) > 1:   # a relation only rule files state (a rated payload) yields to the one documents do
@@ -88,13 +88,13 @@ def _possessives(answer: str, entities: Sequence[EntityMention]) -> list[tuple[E
     return found
 
 
-def _may_stand_for(pronoun: str, x: EntityMention, answer: str) -> bool:
+def may_stand_for(pronoun: str, x: EntityMention, answer: str) -> bool:
     person = bool(_PERSON_TYPE.search(x.type)) or bool(re.match(r",?\s*who\b", answer[x.end:]))
     word = pronoun.lower()
     return person if word in ("his", "her") else not person if word == "its" else True
 
 
-def _before(entities: Sequence[EntityMention], pos: int, sents: Sequence[tuple[int, int]]) -> list[EntityMention]:
+def antecedents(entities: Sequence[EntityMention], pos: int, sents: Sequence[tuple[int, int]]) -> list[EntityMention]:
     """The entities a pronoun at ``pos`` may stand for, likeliest first: within its sentence, the nearest before
     it; opening a sentence, the one before it, its subject (first named) first ("The Halvard E12 has 38 seats,
     fewer than the E18. Its range is 280 km": the E12's)."""

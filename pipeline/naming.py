@@ -158,6 +158,35 @@ def half_named_and_meant(namer: Any, text: str, sigs: Sequence[Any], rulebase: A
     return scored[0][1], said
 
 
+# The one relation the question's own names could ask: the entities it names bind the arguments of no other
+# relation of the asked type ("How many km between level 1 services?": a maintenance level has one distance), the
+# embedder, weak as it is here, finds none of the relations the question could ask closer (not "How long is the
+# warranty on the E12 bus?", which it finds closer to the weekly hours than to the charging time), and the question
+# says a word of its name or its unit.
+SOLE_MEANT = 0.2
+
+
+def sole_and_meant(namer: Any, text: str, named: Sequence[Any], sigs: Sequence[Any],
+                   rulebase: Any) -> tuple[Any, float] | None:
+    """``named``: the relations of ``sigs`` whose arguments the question's named entities bind. Their one
+    relation, where ``namer`` finds it the closest of ``sigs`` by SOLE_MEANT at least, with that similarity."""
+    if len(named) != 1:
+        return None
+    scored = namer.similarities(text, sigs, rulebase)
+    if not scored or scored[0][1].name != named[0].name or scored[0][0] < SOLE_MEANT or _another_kind(text, named[0]):
+        return None
+    if relation_score(named[0], frozenset(content_terms(text)) - _TIME_WORDS) == 0 and not _in_its_unit(text, named[0]):
+        return None     # "How long after … are their accounts deleted?" says nothing of "annual leave"
+    return scored[0][1], scored[0][0]
+
+
+def _in_its_unit(text: str, sig: Any) -> bool:
+    """The question names the relation's declared unit, not a unit of time ("How many km …" of a quantity[km])."""
+    unit = sig.params[-1].unit
+    return bool(unit) and unit.lower() not in _TIME_WORDS and \
+        re.search(rf"(?<![A-Za-z]){re.escape(unit)}(?![A-Za-z])", text, re.IGNORECASE) is not None
+
+
 def named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
     """Only units of time of the relation's English names are said, and each of its label and aliases has other
     words: "How many hours per week is the library open?" does not name "teaching hours per week"."""
@@ -168,12 +197,17 @@ def named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
 
 
 def _another_kind(text: str, sig: Any) -> bool:
-    """A word of the relation's name said with a qualifier its names lack: "what restocking fee applies?" asks
-    another fee than "licence fee per robot per year" (English only)."""
+    """A word of the relation's name said with a qualifier its names lack, where a name qualifies that word with
+    another: "what restocking fee applies?" asks another fee than "licence fee per robot per year"; but "keep a
+    lost wallet" qualifies nothing "lost property kept for" does (English only)."""
     named = {t for n in relation_names(sig) for t in content_terms(n)}
+    # each name's words in order, to tell what qualifies a word there: "licence" qualifies "fee"
+    orders = [[t for w in re.findall(r"[A-Za-z][A-Za-z-]*", n.lower()) for t in content_terms(w)]
+              for n in relation_names(sig)]
     words = re.findall(r"[A-Za-z][A-Za-z-]{2,}", text.lower())
     for before, word in zip(words, words[1:]):
         said, qualifier = content_terms(word), content_terms(before)
-        if said & named and qualifier and not qualifier & named and before not in _HOW_WORDS:
+        if said & named and qualifier and not qualifier & named and before not in _HOW_WORDS and \
+                any(t in order[1:] for order in orders for t in said):
             return True
     return False

@@ -13,7 +13,7 @@ from pipeline.entity_index import EntityMention, find_entities
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.glossary import best_translations, gloss
 # relation_names and relation_score are imported from here by many readers
-from pipeline.naming import (half_named_and_meant, named_by_time_alone, named_value_spans,  # noqa: F401
+from pipeline.naming import (half_named_and_meant, named_by_time_alone, named_value_spans, sole_and_meant,  # noqa: F401
                              relation_names, relation_score, value_terms)
 from symbolic.model import VALUE_TYPES
 from symbolic.units import canonical_currency
@@ -266,6 +266,9 @@ def _meant_goals(focus: QuestionFocus, rulebase: Any, named_goals: Callable[[fro
     meant = namer.closest(unnamed_text, sigs, rulebase)
     if meant is None:
         meant = half_named_and_meant(namer, unnamed_text, sigs, rulebase, focus.relation_terms)
+    if meant is None and focus.answer_types:
+        named = list({g.relation: rulebase.relations[g.relation] for g in fitting if not g.implied}.values())
+        meant = sole_and_meant(namer, unnamed_text, named, sigs, rulebase)
     return [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name] if meant else []
 
 

@@ -120,3 +120,39 @@ def test_a_name_said_by_its_units_of_time_alone_is_not_said(tmp_path):
     assert named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week"}))
     assert not named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week", "teaching"}))
     assert not named_by_time_alone(rb.relations["weekly_cap"], frozenset({"hour", "week"}))
+
+
+SOLE = """
+entity level level_1 "level 1 service"
+entity vehicle e12 "E12 bus"
+entity policy duty "duty rules"
+relation service_interval(l: level, x: quantity[km]) "service interval"
+relation vehicle_range(v: vehicle, x: quantity[km]) "range"
+relation charging_time(v: vehicle, d: duration[hour]) "charging time"
+relation max_weekly_hours(p: policy, d: duration[hour]) "weekly hours"
+entity staff driver "bus driver"
+relation annual_leave(s: staff, d: duration[day]) "annual leave"
+"""
+
+
+class AxisEmbedder(TableEmbedder):
+    axes = ["between", "service", "range", "charg", "week", "warranty", "hours", "leave"]
+
+
+def test_the_one_relation_the_named_entities_bind_and_the_embedder_finds_closest(tmp_path):
+    rb = rulebase_of(SOLE, tmp_path)
+    namer = RelationNamer(AxisEmbedder().embed)
+    # a maintenance level has one distance: asked, though its name is not said and the embedder is far off
+    focus = parse_question("How many km is it from one level 1 service to the next?", rb, namer=namer)
+    assert [(g.relation, g.args) for g in focus.goals] == [("service_interval", ("level_1",))]
+    assert 0.2 <= focus.goals[0].score < 0.65
+    # a bus has one duration, but the embedder finds the weekly hours closer: the warranty is not asked
+    assert parse_question("How long is the warranty on the E12 bus in hours?", rb, namer=namer).goals == []
+    # two distances of a vehicle: none is the one; no answer type: nothing is asked
+    assert parse_question("How many km for the E12 bus?", rb, namer=namer).goals == []
+    assert parse_question("Tell me about level 1 services.", rb, namer=namer).goals == []
+    # the one duration of a bus driver, but the question says neither its name nor its unit (a day is time)
+    assert parse_question("How long after a bus driver's last working day are accounts deleted?", rb,
+                          namer=namer).goals == []
+    assert [g.relation for g in parse_question("How much annual leave does a bus driver get?", rb,
+                                               namer=namer).goals] == ["annual_leave"]

@@ -139,7 +139,10 @@ HALF_NAMED = 0.5
 HALF_MEANT = 0.5
 HALF_LEAD = 0.05
 # Units of time: said alone, they name no relation that has other words ("teaching hours per week")
-_TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "time"})
+_TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "time",
+                         "hourly", "daily", "weekly", "monthly", "nightly",
+                         # a question's Chinese bigrams of time ("每周…小时")
+                         "每周", "每天", "每日", "每月", "每年", "每晚", "小时", "分钟", "星期"})
 # Words after "how" that ask, not qualify: "how much power" says "power" unqualified.
 _HOW_WORDS = frozenset({"much", "many", "long", "far", "often", "soon", "old", "fast", "high", "big", "large"})
 

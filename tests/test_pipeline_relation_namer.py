@@ -122,6 +122,15 @@ def test_a_name_said_by_its_units_of_time_alone_is_not_said(tmp_path):
     assert not named_by_time_alone(rb.relations["weekly_cap"], frozenset({"hour", "week"}))
 
 
+def test_a_chinese_name_said_by_its_units_of_time_alone_is_not_said(tmp_path):
+    # tuning p-46: the library's opening hours are no teaching hours ("每周" is a unit of time, as "week" is)
+    rb = rulebase_of('entity campus glasgow "Glasgow campus" aka "格拉斯哥校区"\n'
+                     'relation max_weekly_hours(c: campus, d: duration[hour]) "teaching hours per week" aka "每周助教时长"\n',
+                     tmp_path)
+    assert parse_question("格拉斯哥校区图书馆每周开放多少小时？", rb).goals == []
+    assert [g.relation for g in parse_question("格拉斯哥校区每周助教时长是多少小时？", rb).goals] == ["max_weekly_hours"]
+
+
 SOLE = """
 entity level level_1 "level 1 service"
 entity vehicle e12 "E12 bus"

@@ -183,6 +183,16 @@ def sole_and_meant(namer: Any, text: str, named: Sequence[Any], sigs: Sequence[A
     return scored[0][1], scored[0][0]
 
 
+def sole_and_said(named: Sequence[Any], terms: frozenset[str]) -> tuple[Any, float] | None:
+    """``named``: the relations of the asked type whose arguments the question's named entities bind. Their one
+    relation, where the question says part of its name other than a unit of time ("钱包丢了保管多久？" says 保管 of
+    "失物保管期限", a wallet's one duration), with that share: a question the embedder cannot read (Chinese)."""
+    if len(named) != 1:
+        return None
+    said = relation_score(named[0], terms - _TIME_WORDS)
+    return (named[0], said) if said > 0 else None
+
+
 def _in_its_unit(text: str, sig: Any) -> bool:
     """The question names the relation's declared unit, not a unit of time ("How many km …" of a quantity[km])."""
     unit = sig.params[-1].unit

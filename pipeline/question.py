@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 # asks_two and find_entities are imported from here by many readers: the question's vocabulary in one place
 from pipeline.answer_types import answer_types, asked_currency, asked_nouns, asks_two  # noqa: F401
-from pipeline.context import content_terms
+from pipeline.context import CJK_RUN_RE, content_terms
 from pipeline.entity_index import EntityMention, find_entities
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.glossary import best_translations, gloss
 # relation_names and relation_score are imported from here by many readers
-from pipeline.naming import (half_named_and_meant, named_by_time_alone, named_value_spans, sole_and_meant,  # noqa: F401
-                             relation_names, relation_score, value_terms)
+from pipeline.naming import (half_named_and_meant, named_by_time_alone, named_value_spans,  # noqa: F401
+                             relation_names, relation_score, sole_and_meant, sole_and_said, value_terms)
 from symbolic.model import VALUE_TYPES
 from symbolic.units import canonical_currency
 from symbolic.values import Money, Quantity, value_type
@@ -251,24 +251,31 @@ def _meant_goals(focus: QuestionFocus, rulebase: Any, named_goals: Callable[[fro
                  min_score: float, namer: RelationNamer | None) -> list[Goal]:
     """The goals of a question whose words name no relation: a Chinese one read in the glossary's English (of
     the relations it then names, those that best translate it), an English one by the ``namer`` (the relation
-    it means, of those it could ask)."""
+    it means, of those it could ask); failing those, the one relation the named entities bind and the question
+    partly names (naming.sole_and_meant; for Chinese, which the embedder cannot read, naming.sole_and_said)."""
     unnamed_text = blanked(focus.question, [(x.start, x.end) for x in focus.entities])
     glossed = gloss(unnamed_text)
     if glossed:
         goals = named_goals(focus.relation_terms | glossed.terms, min_score)
         named = list({g.relation: rulebase.relations[g.relation] for g in goals}.values())
         best = {sig.name for sig in best_translations(named, relation_names, glossed, focus.relation_terms)}
-        return [g for g in goals if g.relation in best]
-    if namer is None or min_score <= 0:
+        found = [g for g in goals if g.relation in best]
+        if found:
+            return found
+    if min_score <= 0 or (namer is None and not glossed and not CJK_RUN_RE.search(unnamed_text)):
         return []
     fitting = named_goals(focus.relation_terms, 0.0)
     sigs = list({g.relation: rulebase.relations[g.relation] for g in fitting}.values())
-    meant = namer.closest(unnamed_text, sigs, rulebase)
-    if meant is None:
-        meant = half_named_and_meant(namer, unnamed_text, sigs, rulebase, focus.relation_terms)
-    if meant is None and focus.answer_types:
-        named = list({g.relation: rulebase.relations[g.relation] for g in fitting if not g.implied}.values())
-        meant = sole_and_meant(namer, unnamed_text, named, sigs, rulebase)
+    named_only = list({g.relation: rulebase.relations[g.relation] for g in fitting if not g.implied}.values())
+    meant = None
+    if CJK_RUN_RE.search(unnamed_text):
+        meant = sole_and_said(named_only, focus.relation_terms) if focus.answer_types else None
+    elif namer is not None and not glossed:
+        meant = namer.closest(unnamed_text, sigs, rulebase)
+        if meant is None:
+            meant = half_named_and_meant(namer, unnamed_text, sigs, rulebase, focus.relation_terms)
+        if meant is None and focus.answer_types:
+            meant = sole_and_meant(namer, unnamed_text, named_only, sigs, rulebase)
     return [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name] if meant else []
 
 

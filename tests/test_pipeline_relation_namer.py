@@ -165,3 +165,19 @@ def test_the_one_relation_the_named_entities_bind_and_the_embedder_finds_closest
                           namer=namer).goals == []
     assert [g.relation for g in parse_question("How much annual leave does a bus driver get?", rb,
                                                namer=namer).goals] == ["annual_leave"]
+
+
+def test_a_chinese_question_asks_the_one_relation_its_entities_bind_where_it_says_part_of_its_name(tmp_path):
+    # the embedder reads no Chinese: tuning2 p-29 "钱包丢了保管多久？" (a wallet's one duration, 保管 of its name)
+    rules = ('entity item valuables "valuables" aka "钱包"\n'
+             'relation lost_property_hold(i: item, d: duration[day]) "lost property kept for" aka "失物保管期限"\n'
+             'relation handling_fee(i: item, x: money[CNY]) "handling fee" aka "手续费"\n')
+    rb = rulebase_of(rules, tmp_path)
+    assert [(g.relation, g.args) for g in parse_question("钱包丢了保管多久？", rb).goals] == [
+        ("lost_property_hold", ("valuables",))]
+    assert parse_question("钱包丢了多久能找回？", rb).goals == []               # no part of its name said
+    assert parse_question("钱包保管费是多少钱？", rb).goals == []                 # the one fee, but not its name
+    (tmp_path / "two").mkdir()
+    two = rulebase_of(rules + 'relation claim_window(i: item, d: duration[day]) "claim window" aka "认领期限"\n',
+                      tmp_path / "two")
+    assert parse_question("钱包丢了保管多久？", two).goals == []                   # two durations of a wallet

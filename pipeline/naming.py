@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from pipeline.context import _STOP, CJK_RUN_RE, content_terms
 from pipeline.extraction import find_values
+from symbolic.model import VALUE_TYPES
 from symbolic.values import parse_number_word
 
 
@@ -180,7 +181,33 @@ def sole_and_meant(namer: Any, text: str, named: Sequence[Any], sigs: Sequence[A
         return None
     if relation_score(named[0], frozenset(content_terms(text)) - _TIME_WORDS) == 0 and not _in_its_unit(text, named[0]):
         return None     # "How long after … are their accounts deleted?" says nothing of "annual leave"
+    if _owns_another(text, named[0]) or _names_a_link(text, rulebase):
+        return None
     return scored[0][1], scored[0][0]
+
+
+# Nouns for the person one reports to (English): a question saying one asks about that person
+_HOP_NOUNS = frozenset({"manager", "boss", "supervisor", "superior"})
+
+
+def _names_a_link(text: str, rulebase: Any) -> bool:
+    """The question names a relation between two entities ("reports to", "manager"), so it may ask about the
+    entity that link leads to, not the one it names: no sole relation of the named entity is asked."""
+    terms = frozenset(content_terms(text))
+    if terms & _HOP_NOUNS:
+        return True
+    return any(relation_score(sig, terms) >= HALF_NAMED for sig in rulebase.relations.values()
+               if sig.arity == 2 and all(p.type not in VALUE_TYPES for p in sig.params))
+
+
+_OWNED = re.compile(r"['’]s\s+([A-Za-z][A-Za-z-]*)")
+
+
+def _owns_another(text: str, sig: Any) -> bool:
+    """Something of a named entity's that is no word of the relation's name: "What may Sun Peng's manager
+    approve?" asks about the manager, not about Sun Peng (English only)."""
+    named = {t for n in relation_names(sig) for t in content_terms(n)}
+    return any(content_terms(m.group(1)) - named for m in _OWNED.finditer(text))
 
 
 def sole_and_said(named: Sequence[Any], terms: frozenset[str]) -> tuple[Any, float] | None:

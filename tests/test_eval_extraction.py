@@ -186,11 +186,13 @@ def test_labelled_set_is_consistent_with_its_rules(name):
     assert sum(not it.facts for it in ds.items) >= 5                            # precision is measured too
 
 
-def test_the_hops_set_is_consistent_with_the_tuning2_rules():
+@pytest.mark.parametrize("name,rules,size", [("tuning2_hops", "eval/tuning2/rules", 18),
+                                             ("tuning_hops", "eval/tuning/rules", 16)])
+def test_the_hops_sets_are_consistent_with_their_rules(name, rules, size):
     # answers written in session 26 in the manner of multi-hop gold answers: pronouns, appositives, rates
-    rb = load_rulebase(ROOT / "eval/tuning2/rules")
-    ds = load_extraction_set(ROOT / "eval/extraction/tuning2_hops.jsonl", rb)
-    assert len(ds.items) == 18 and {it.language for it in ds.items} == {"en", "zh"}
+    rb = load_rulebase(ROOT / rules)
+    ds = load_extraction_set(ROOT / f"eval/extraction/{name}.jsonl", rb)
+    assert len(ds.items) == size and {it.language for it in ds.items} == {"en", "zh"}
     for item in ds.items:
         assert item.facts and all(f.span in item.answer for f in item.facts), item.id
         for f in item.facts:

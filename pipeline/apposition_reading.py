@@ -47,8 +47,9 @@ def apposition_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, 
                 before = [x for x in found if x.type == subject_type and x.end + s <= cs]
                 # the one subject before, or the one the clause stands right after ("…reports to Marcus
                 # Oyelaran, the Director of Operations")
-                if not before or negated(answer, b.start + s) or (
-                        len({x.entity_id for x in before}) != 1 and not _APPOSED_RE.match(answer[before[-1].end + s:cs])):
+                apposed = bool(before) and bool(_APPOSED_RE.match(answer[before[-1].end + s:cs]))
+                if not before or negated(answer, b.start + s) or (len({x.entity_id for x in before}) != 1
+                                                                   and not apposed):
                     continue
                 a = before[-1]
                 between = answer[a.end + s:cs]

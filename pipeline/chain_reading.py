@@ -72,7 +72,7 @@ def _named_second(sentence: str, head: str, first: str, found_chains: Sequence[t
     (at least half its name, and no tie): "Paris is a Tier 1 city with a limit of EUR 180 per night" says the
     tier's limit per night, not the tier's cap."""
     sigs = [rulebase.relations[second] for h, f, second in found_chains if h == head and f == first]
-    named = best_named(sigs, content_terms(sentence), NAMED_SECOND_MIN)
+    named = best_named(sigs, frozenset(content_terms(sentence)), NAMED_SECOND_MIN)
     return named.name if named is not None else None
 
 

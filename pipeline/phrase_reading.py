@@ -181,8 +181,16 @@ def displaced(claims: Sequence[Claim], phrased: Sequence[Claim]) -> list[Claim]:
     """``claims`` less those that read a value a phrase claim reads as another fact (another relation or other
     arguments) from an overlapping span: the relation's own name outweighs a pattern's looser wording."""
     def rival(c: Claim, p: Claim) -> bool:
-        return c.fact.key != p.fact.key and c.fact.args[-1:] == p.fact.args[-1:] and c.start < p.end and p.start < c.end
+        return c.fact.key != p.fact.key and c.fact.args[-1:] == p.fact.args[-1:] and c.start < p.end and \
+            p.start < c.end and not _read_onwards(c, p)
     return [c for c in claims if not any(rival(c, p) for p in phrased)]
+
+
+def _read_onwards(c: Claim, p: Claim) -> bool:
+    """The pattern claim reads the phrase claim's value with the words after it, the phrase with the words before
+    it: the sentence says both ("The per diem for a full travel day is EUR 52 for the day of arrival" gives EUR 52
+    to the arrival day too, and that reading must be checked)."""
+    return p.start < c.start and c.end > p.end
 
 
 def merged(claims: Sequence[Claim], phrased: Sequence[Claim]) -> list[Claim]:

@@ -93,6 +93,25 @@ def test_a_patterns_looser_reading_of_the_same_value_gives_way(rb):
     assert [(c.extractor, str(c.fact)) for c in claims] == [("pattern", "per_diem(paris, 216 EUR)")]
 
 
+def test_a_patterns_reading_onwards_from_the_value_stands_beside_the_phrase(tmp_path):
+    # shipped sup-02 (135M): "…for a full travel day is EUR 52 for the day of arrival" gives EUR 52 to both days,
+    # and the arrival day's reading must reach the verifier
+    rb = rulebase_of("""type day "day"
+entity day full_day "full travel day"
+entity day arrival_day "day of arrival"
+relation per_diem(d: day, x: money[EUR]) "per diem"
+pattern PD: "{x:money} for the {day}" -> per_diem(day, x)
+""", tmp_path)
+    q = "What is the per diem for a full travel day?"
+    focus = parse_question(q, rb)
+    answer = "The per diem for full travel day is EUR 52 for the day of arrival."
+    claims, _ = read_answer(answer, [], [{"role": "user", "content": q}], focus, rb)
+    assert sorted(str(c.fact) for c in claims) == ["per_diem(arrival_day, 52 EUR)", "per_diem(full_day, 52 EUR)"]
+    answer = "The per diem for full travel day is EUR 52."
+    claims, _ = read_answer(answer, [], [{"role": "user", "content": q}], focus, rb)
+    assert [str(c.fact) for c in claims] == ["per_diem(full_day, 52 EUR)"]
+
+
 def test_a_chinese_sentence_may_use_a_relations_english_name(rb):
     # a relation with no Chinese name is composed into a Chinese answer with its English one
     assert _phrased(rb, "巴黎住 4 晚最多多少？", "巴黎，4 晚的hotel stay cost为EUR 720 [1]。") == [

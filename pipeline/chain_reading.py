@@ -81,8 +81,7 @@ def _value_premise(rule: Any, rulebase: Any) -> int | None:
     variables, the others are of unique relations, and the value premise's arguments are all bound by the head
     or the others; None for any other rule."""
     prem = rule.premises
-    atoms = [rule.head, *prem]
-    if len(prem) < 2 or not all(isinstance(p, Atom) and all(isinstance(t, Var) for t in p.args) for p in atoms):
+    if len(prem) < 2 or not _plain_atoms([rule.head, *prem]):
         return None
     value = rule.head.args[-1]
     givers = [i for i, p in enumerate(prem) if value in p.args]
@@ -105,6 +104,22 @@ def _unify(atom: Atom, args: tuple, bindings: dict) -> dict | None:
     return out if len(atom.args) == len(args) else None
 
 
+def _plain_atoms(atoms: Sequence[Any]) -> bool:
+    return all(isinstance(p, Atom) and all(isinstance(t, Var) for t in p.args) for p in atoms)
+
+
+def _bind_each(premises: Sequence[Atom], said: Sequence[Claim], bindings: dict | None) -> dict | None:
+    """``bindings`` extended by each premise in turn, each fitted by exactly one binding of the ``said`` claims of
+    its relation; None where a premise fits none or two."""
+    for p in premises:
+        if bindings is None:
+            return None
+        fits = {tuple(b.items()) for c in said if c.fact.relation == p.relation
+                for b in [_unify(p, c.fact.args, bindings)] if b is not None}
+        bindings = dict(fits.pop()) if len(fits) == 1 else None
+    return bindings
+
+
 def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
     """The premise giving a goal's value, read from a sentence claiming the goal's conclusion and its other
     premises, each by one claim; for heads one rule alone concludes (two rules through different premises do
@@ -121,11 +136,8 @@ def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> 
         others = [p for i, p in enumerate(rule.premises) if i != at]
         for head in (c for c in claims if c.fact.relation == rule.head.relation):
             span = sentence_of[id(head)]
-            bindings = _unify(rule.head, head.fact.args, {})
-            for p in others:
-                fits = {tuple(b.items()) for c in claims if c.fact.relation == p.relation and sentence_of[id(c)] == span
-                        for b in [_unify(p, c.fact.args, bindings or {})] if b is not None and bindings is not None}
-                bindings = dict(fits.pop()) if len(fits) == 1 else None
+            said = [c for c in claims if sentence_of[id(c)] == span]
+            bindings = _bind_each(others, said, _unify(rule.head, head.fact.args, {}))
             if bindings is None:
                 continue
             base = rule.premises[at]
@@ -144,19 +156,13 @@ def goal_conclusion_claims(answer: str, claims: Sequence[Claim], rulebase: Any) 
     spans = sorted(set(sentence_of.values()))
     out: list[Claim] = []
     for rule in rulebase.backward_rules:
-        atoms = [rule.head, *rule.premises]
-        if len(rule.premises) < 2 or not all(isinstance(p, Atom) and all(isinstance(t, Var) for t in p.args)
-                                            for p in atoms):
+        if len(rule.premises) < 2 or not _plain_atoms([rule.head, *rule.premises]):
             continue
         if not set(rule.head.args) <= {t for p in rule.premises for t in p.args}:
             continue
         for span in spans:
             said = [c for c in claims if sentence_of[id(c)] == span]
-            bindings: dict | None = {}
-            for p in rule.premises:
-                fits = {tuple(b.items()) for c in said if c.fact.relation == p.relation
-                        for b in [_unify(p, c.fact.args, bindings or {})] if b is not None and bindings is not None}
-                bindings = dict(fits.pop()) if len(fits) == 1 else None
+            bindings = _bind_each(rule.premises, said, {})
             if bindings is None:
                 continue
             found = (rule.head.relation, tuple(bindings[v] for v in rule.head.args))

@@ -148,11 +148,11 @@ _TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "nigh
 _HOW_WORDS = frozenset({"much", "many", "long", "far", "often", "soon", "old", "fast", "high", "big", "large"})
 
 
-def half_named_and_meant(namer: Any, text: str, sigs: Sequence[Any], rulebase: Any,
+def half_named_and_meant(scored: Sequence[tuple[float, Any]], text: str,
                          terms: frozenset[str]) -> tuple[Any, float] | None:
-    """The relation ``namer`` (pipeline.relation_namer) finds closest (by HALF_MEANT, HALF_LEAD ahead) where the
-    question says at least HALF_NAMED of its name; its score is the share of the name said."""
-    scored = namer.similarities(text, sigs, rulebase)
+    """The relation the sentence embedder finds closest (``scored``: pipeline.relation_namer's similarities, by
+    HALF_MEANT, HALF_LEAD ahead) where the question says at least HALF_NAMED of its name; its score is the share
+    of the name said."""
     if not scored or scored[0][0] < HALF_MEANT or (len(scored) > 1 and scored[0][0] - scored[1][0] < HALF_LEAD):
         return None
     said = relation_score(scored[0][1], terms)
@@ -170,13 +170,13 @@ def half_named_and_meant(namer: Any, text: str, sigs: Sequence[Any], rulebase: A
 SOLE_MEANT = 0.2
 
 
-def sole_and_meant(namer: Any, text: str, named: Sequence[Any], sigs: Sequence[Any],
+def sole_and_meant(scored: Sequence[tuple[float, Any]], text: str, named: Sequence[Any],
                    rulebase: Any) -> tuple[Any, float] | None:
-    """``named``: the relations of ``sigs`` whose arguments the question's named entities bind. Their one
-    relation, where ``namer`` finds it the closest of ``sigs`` by SOLE_MEANT at least, with that similarity."""
+    """``named``: the relations the question's named entities bind, of those it could ask. Their one relation,
+    where the sentence embedder finds it the closest of those (``scored``: pipeline.relation_namer's
+    similarities) by SOLE_MEANT at least, with that similarity."""
     if len(named) != 1:
         return None
-    scored = namer.similarities(text, sigs, rulebase)
     if not scored or scored[0][1].name != named[0].name or scored[0][0] < SOLE_MEANT or _another_kind(text, named[0]):
         return None
     if relation_score(named[0], frozenset(content_terms(text)) - _TIME_WORDS) == 0 and not _in_its_unit(text, named[0]):

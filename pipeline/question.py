@@ -271,11 +271,12 @@ def _meant_goals(focus: QuestionFocus, rulebase: Any, named_goals: Callable[[fro
     if CJK_RUN_RE.search(unnamed_text):
         meant = sole_and_said(named_only, focus.relation_terms) if focus.answer_types else None
     elif namer is not None and not glossed:
-        meant = namer.closest(unnamed_text, sigs, rulebase)
+        scored = namer.similarities(unnamed_text, sigs, rulebase)     # the question embedded once
+        meant = namer.closest_of(scored)
         if meant is None:
-            meant = half_named_and_meant(namer, unnamed_text, sigs, rulebase, focus.relation_terms)
+            meant = half_named_and_meant(scored, unnamed_text, focus.relation_terms)
         if meant is None and focus.answer_types:
-            meant = sole_and_meant(namer, unnamed_text, named_only, sigs, rulebase)
+            meant = sole_and_meant(scored, unnamed_text, named_only, rulebase)
     return [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name] if meant else []
 
 

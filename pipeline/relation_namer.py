@@ -58,7 +58,10 @@ class RelationNamer:
     def closest(self, text: str, sigs: Sequence[Any], rulebase: Any) -> tuple[Any, float] | None:
         """The relation of ``sigs`` that ``text`` means, with its similarity: at least ``min_similarity``, and
         ``margin`` ahead of the next; else None."""
-        scored = self.similarities(text, sigs, rulebase)
+        return self.closest_of(self.similarities(text, sigs, rulebase))
+
+    def closest_of(self, scored: Sequence[tuple[float, Any]]) -> tuple[Any, float] | None:
+        """``closest`` on similarities already computed (``similarities``' list)."""
         if not scored or scored[0][0] < self.min_similarity:
             return None
         if len(scored) > 1 and scored[0][0] - scored[1][0] < self.margin:

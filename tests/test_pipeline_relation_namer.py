@@ -168,20 +168,18 @@ def test_the_one_relation_the_named_entities_bind_and_the_embedder_finds_closest
     # something of the entity's that the relation does not name: the question is about that, not the entity
     from pipeline.naming import sole_and_meant
     sig = rb.relations["annual_leave"]
-
-    class Closest:
-        def similarities(self, text, sigs, rulebase):
-            return [(0.5, sig)]
-    assert sole_and_meant(Closest(), "How much leave does a  get?", [sig], [sig], rb) == (sig, 0.5)
-    assert sole_and_meant(Closest(), "How much leave does a 's manager get?", [sig], [sig], rb) is None
-    assert sole_and_meant(Closest(), "How much leave is in a 's annual leave?", [sig], [sig], rb) == (sig, 0.5)
+    closest = [(0.5, sig)]      # the embedder's similarities, the annual leave closest
+    assert sole_and_meant(closest, "How much leave does a  get?", [sig], rb) == (sig, 0.5)
+    assert sole_and_meant(closest, "How much leave does a 's manager get?", [sig], rb) is None
+    assert sole_and_meant(closest, "How much leave is in a 's annual leave?", [sig], rb) == (sig, 0.5)
     # a hop the question names (a manager, a relation between two entities): it may ask about the entity it leads to
-    assert sole_and_meant(Closest(), "How much leave does the manager of a  get?", [sig], [sig], rb) is None
+    assert sole_and_meant(closest, "How much leave does the manager of a  get?", [sig], rb) is None
     (tmp_path / "link").mkdir()
     linked = rulebase_of(SOLE + 'relation reports_to(a: staff, b: staff) "reports to"\n', tmp_path / "link")
     sig = linked.relations["annual_leave"]
-    assert sole_and_meant(Closest(), "How much leave does the one a  reports to get?", [sig], [sig], linked) is None
-    assert sole_and_meant(Closest(), "How much leave does a  get?", [sig], [sig], linked) == (sig, 0.5)
+    closest = [(0.5, sig)]
+    assert sole_and_meant(closest, "How much leave does the one a  reports to get?", [sig], linked) is None
+    assert sole_and_meant(closest, "How much leave does a  get?", [sig], linked) == (sig, 0.5)
 
 
 def test_a_chinese_question_asks_the_one_relation_its_entities_bind_where_it_says_part_of_its_name(tmp_path):

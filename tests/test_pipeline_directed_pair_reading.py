@@ -53,6 +53,21 @@ def test_chinese_word_orders_a_title_after_the_copula_and_the_name_after_both(rb
         assert _read(rb, answer) == [], answer
 
 
+def test_names_of_other_types_between_the_two_are_passed_over(tmp_path):
+    # the title and the campus are entities of their own here: the next person, not the next entity, is the object
+    rb = rulebase_of(RULES + """
+type title "title"
+entity title cfo "财务总监" aka "Finance Director"
+type campus "campus"
+entity campus suzhou "苏州校区"
+relation person_title(a: person, t: title) "title" aka "职务" unique
+""", tmp_path)
+    assert _read(rb, "陈伟的直属上级为财务总监刘洋。") == ["reports_to(chen, liu)"]
+    assert _read(rb, "陈伟的直属上级是苏州校区的刘洋。") == ["reports_to(chen, liu)"]
+    assert _read(rb, "Ann Lee reports to Finance Director Bob Wu.") == []     # "Finance Director" is said too
+    assert _read(rb, "陈伟的直属上级为财务总监，刘洋负责审批。") == []
+
+
 def test_a_chain_reads_each_neighbouring_pair(rb):
     assert _read(rb, "Ann Lee reports to Bob Wu who reports to Cho Min.") == [
         "reports_to(ann, bob)", "reports_to(bob, cho)"]

@@ -32,6 +32,9 @@ _COLON_RE = re.compile(r"[:：]")
 _QUALIFIER_RE = re.compile(r"^\s*(?:级)?\s*的?\s*$")
 # Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
 _COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|属于|为|即)\s*$", re.IGNORECASE)
+# A place said of the clause's subject: "Callum Reid is grade HG8 in Glasgow", "张三在成都车场工作"
+_LOCATIVE_RE = re.compile(r"(?:\b(?:in|at|based\s+(?:in|at))\s+(?:the\s+)?|在\s*)$", re.IGNORECASE)
+_SUBJECT_VERB_RE = re.compile(r"^\s*(?:(?:is|are|was|remains|works|worked|sits|lives)\b|在)", re.IGNORECASE)
 
 
 def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -356,10 +359,22 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 # qualifying the subject's, nothing or 的 between): said by the order
                 copula = a.end <= b.start and bool(_COPULA_RE.match(answer[a.end + s:b.start + s]))
                 qualified = b.end <= a.start and bool(_QUALIFIER_RE.match(answer[b.end + s:a.start + s]))
-                sig = best_named(sigs, terms, 0.5, said_by_syntax=copula or qualified, glossed=glossed)
+                located = len(sigs) == 1 and _located(answer[s:e], a, b, found)
+                sig = best_named(sigs, terms, 0.5, said_by_syntax=copula or qualified or located,
+                                 glossed=glossed)
                 if sig is None or (sig.name, a.entity_id) in have:
                     continue
                 have.add((sig.name, a.entity_id))
                 out.append(vocabulary_claim(sig.name, (a.entity_id, b.entity_id), answer, s, e,
                                   cited_for((s, e), sents, answer, passages)))
     return out
+
+
+def _located(sentence: str, a: EntityMention, b: EntityMention, found: Sequence[EntityMention]) -> bool:
+    """``b`` is a place said of ``a`` later in its clause, what ``a`` is or does standing between ("… is grade
+    HG8 in Glasgow", "… works at the Chengdu depot"), no other entity of ``a``'s type between them to be the one
+    placed. Not after another verb's object: "reports to the Research Committee in Glasgow" places the committee."""
+    return a.end <= b.start and bool(_LOCATIVE_RE.search(sentence[:b.start])) \
+        and bool(_SUBJECT_VERB_RE.match(sentence[a.end:b.start])) \
+        and not any(x.type == a.type and a.end <= x.start and x.end <= b.start for x in found)
+

@@ -182,6 +182,28 @@ relation former_title(p: person, t: title) "former title" unique
     assert _pairs(two, "Liu Mingxuan is General Manager.") == []
 
 
+def test_a_place_said_of_the_subject_says_the_types_only_relation(tmp_path):
+    rb = rulebase_of("""type person "person"
+entity person reid "Callum Reid"
+entity person nair "Priya Nair"
+entity person zhang "张伟"
+type grade "grade"
+entity grade hg8 "HG8"
+type campus "campus"
+entity campus glasgow "Glasgow"
+entity campus chengdu "成都车场"
+relation person_campus(p: person, c: campus) "campus" unique
+relation person_grade(p: person, g: grade) "grade" unique
+""", tmp_path)
+    assert _pairs(rb, "Callum Reid is grade HG8 in Glasgow.") == ["person_grade(reid, hg8)", "person_campus(reid, glasgow)"]
+    assert _pairs(rb, "Callum Reid works at the Glasgow site.") == ["person_campus(reid, glasgow)"]
+    assert _pairs(rb, "张伟在成都车场工作。") == ["person_campus(zhang, chengdu)"]
+    # the place of another verb's object, or of the nearer person, is not the subject's
+    assert _pairs(rb, "Priya Nair reports to the Research Committee in Glasgow.") == []
+    assert _pairs(rb, "Priya Nair is deputy to Callum Reid in Glasgow.") == []
+    assert _pairs(rb, "Callum Reid is not in Glasgow.") == []
+
+
 def test_the_objects_name_qualifying_the_subjects_says_the_types_only_relation(rb):
     assert _pairs(rb, "Tier 1 Paris 的酒店上限为 EUR 180。") == ["city_tier(paris, tier_1)"]
     assert _pairs(rb, "Tier 2 的 Berlin 住宿标准更低。") == ["city_tier(berlin, tier_2)"]

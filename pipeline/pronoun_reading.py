@@ -1,7 +1,8 @@
-"""Pattern claims whose subject is a pronoun: "…; he is grade CR6 in Marrow Bay", "何静的直属上级是刘明轩，他是成都车场的
-CR6 级员工". The pronoun stands for the likeliest person named before it (pipeline.possessive_reading's
-antecedents: the nearest in its sentence, else the previous sentence's subject); the rule files' patterns read
-its sentence again with that name in its place, and only what reads through the name is kept. English
+"""Pattern and entity-pair claims whose subject is a pronoun: "…; he is grade CR6 in Marrow Bay", "何静的直属上级是刘明轩，
+他是成都车场的CR6 级员工". The pronoun stands for the likeliest person named before it (pipeline.possessive_reading's
+antecedents: the nearest in its sentence, else the previous sentence's subject); the rule files' patterns and
+the entity-pair reader (pipeline.vocabulary_reading) read its sentence again with that name in its place, and
+only what reads through the name is kept. English
 "he"/"she" and Chinese "他"/"她" only: "it" and "they" stand for too many things to be read without a parser."""
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from typing import Any, Sequence
 from pipeline.extraction import cited_for, mask_citations, sentences
 from pipeline.possessive_reading import antecedents, may_stand_for
 from pipeline.question import find_entities
+from pipeline.vocabulary_reading import entity_pair_claims
 from symbolic import Claim, Provenance
 
 _PERSONAL = re.compile(r"\b(?:he|she)\b|(?<!其)[他她](?![们人])", re.IGNORECASE)
 
 
 def pronoun_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
-    """Each pattern fact read with a pronoun's antecedent in its place whose match holds that name and has the
+    """Each pattern or entity-pair fact read with a pronoun's antecedent in its place whose match holds that name and has the
     antecedent as an argument, unless claimed already; its span is mapped back onto the answer."""
     entities = find_entities(answer, rulebase)
     sents = sentences(answer)
@@ -36,7 +38,12 @@ def pronoun_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: S
         name = answer[who.start:who.end]
         text = masked[s:m.start()] + name + masked[m.end():e]
         at, after = m.start() - s, m.start() - s + len(name)
-        for fact, fs, fe in rulebase.extract(text, source=Provenance("answer")):
+        # an entity pair's span is its sentence: only the pairs the name adds read through it
+        unread = {c.fact.key for c in entity_pair_claims(masked[s:e], [], rulebase, [])}
+        read = [*rulebase.extract(text, source=Provenance("answer")),
+                *((c.fact, c.start, c.end) for c in entity_pair_claims(text, [], rulebase, [])
+                  if c.fact.key not in unread)]
+        for fact, fs, fe in read:
             if who.entity_id not in fact.args or fact.key in have or not (fs <= at and after <= fe):
                 continue
             cs, ce = s + _back(fs, at, after, m.end() - m.start()), s + _back(fe, at, after, m.end() - m.start())

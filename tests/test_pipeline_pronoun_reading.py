@@ -1,5 +1,5 @@
-"""A subject pronoun read as the person named before it: the rule files' patterns read the sentence with that
-name in its place, keep only what reads through it, and map the span back onto the answer."""
+"""A subject pronoun read as the person named before it: the rule files' patterns and the entity-pair reader read
+the sentence with that name in its place, keep only what reads through it, and map the span back onto the answer."""
 from __future__ import annotations
 
 import pytest
@@ -53,3 +53,13 @@ def test_no_person_before_no_pattern_through_the_pronoun_or_a_claim_already_read
     assert _read(rb, "其他员工是成都车场的。") == []                                  # 其他 is no pronoun
     taken = [Claim(Fact("reports_to", ("liu", "dana")), "x", 0, 1)]
     assert _read(rb, "Liu Mingxuan is General Manager; he reports to Dana Whitcombe.", taken) == []
+
+
+def test_an_entity_pair_is_read_through_the_pronoun_and_only_the_pair_it_adds(rb):
+    # no pattern reads a site in English: the entity-pair reader places him ("is … at the Chengdu depot")
+    answer = "Dana Whitcombe manages Liu Mingxuan; he is grade CR6 at the Chengdu depot."
+    got = _read(rb, answer)
+    assert ("person_site(liu, chengdu)", answer, "pronoun") in got
+    assert ("person_grade(liu, cr6)", "he is grade CR6", "pronoun") in got
+    # a pair the sentence states without the pronoun is the entity-pair reader's, not read through the name
+    assert _read(rb, "Liu Mingxuan is grade CR6 at the Chengdu depot; he is busy.") == []

@@ -4,7 +4,7 @@ KB's under the rule base) and, where the rules can prove the answer, the proof."
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from pipeline.approver import covering_limit
@@ -205,8 +205,13 @@ def facts_focus(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     says so (its goals, the claims read from its answer and its proof are about that entity), an argument the
     KB's facts leave no choice in is ``implied``, and "up to what amount may she approve?" asks the limit a
     checking goal ("may approve") tests against."""
-    return with_derived_goals(
+    out = with_derived_goals(
         with_checked_limits(with_described(focus, rulebase, [*rulebase.facts, *facts], implied), rulebase), rulebase)
+    documented: dict[str, list[Any]] = {}
+    for f in [*rulebase.facts, *facts]:
+        if f.args:
+            documented.setdefault(f.relation, []).append(f.args[-1])
+    return replace(out, documented={r: tuple(vs) for r, vs in documented.items()})
 
 
 def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, passages: Sequence[Any]) -> bool:

@@ -225,7 +225,8 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     sigs = [sig for sig in rulebase.relations.values() if sig.arity >= 2 and distinct_entity_types(sig)]
     asked = _asked_values(focus.question, rulebase)
     # An answer to a question stating values of its own may state results too ("so the fuel surcharge is EUR
-    # 112"): there only a value whose clause names the whole of a relation's name is read. A question asking
+    # 112"): there only a value whose clause names the whole of a relation's name is read, or one the documents
+    # state for the relation its clause names (_looked_up). A question asking
     # two things ("…是谁？…是多少？") is two lookups, read as any other.
     min_score = 1.0 if states_a_value(focus.question, focus) else MIN_CLAUSE_SCORE
     for m in mentions:
@@ -236,8 +237,10 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         fitting = [sig for sig in sigs if fits(sig, m.value)]
         # a rate ("CNY 450 per night") is no total a computing question's answer derives: named as any value
         need = MIN_CLAUSE_SCORE if _a_rate(answer, m) else min_score
-        sig = best_named(fitting, terms, need, rulebase=rulebase,
-                         glossed=clause_gloss(answer, cs, m.end, ce, rulebase))
+        glossed = clause_gloss(answer, cs, m.end, ce, rulebase)
+        sig = best_named(fitting, terms, need, rulebase=rulebase, glossed=glossed)
+        if sig is None and need > MIN_CLAUSE_SCORE:
+            sig = _looked_up(fitting, terms, m.value, focus, rulebase, glossed)
         if sig is None and need < 1.0:
             sig = _modified_name(answer, m, fitting, rulebase)
         if sig is None:
@@ -253,6 +256,29 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         if None not in subjects:
             out.append((vocabulary_claim(sig.name, (*subjects, m.value), answer, s, e, m.cited), m))
     return out
+
+
+def _looked_up(sigs: Sequence[Any], terms: frozenset[str], value: Any, focus: QuestionFocus, rulebase: Any,
+               glossed: Gloss) -> Any:
+    """In an answer to a question stating values of its own, a value the documents state for the relation its
+    clause names is looked up, not computed from the question's: that relation, named as any lookup's value is
+    (MIN_CLAUSE_SCORE), or by half of its name where the clause says no word of another's ("its battery is
+    covered for 12 months" to "My AX-200 is 10 months old…"). Half of the author's label or an alias, not of the
+    identifier's words: "a manager approves hotels up to EUR 180" says one word of "hotel limit per night" (and
+    half of "hotel limit"), and of the manager. Measured on eval/extraction: without the documents' word, half a
+    name alone read three false claims on the shipped set and no true one."""
+    sig = best_named(sigs, terms, MIN_CLAUSE_SCORE, rulebase=rulebase, glossed=glossed)
+    if sig is None:
+        named = [x for x in sigs if name_score(x, terms, rulebase) > 0]
+        sig = named[0] if len(named) == 1 and _label_score(named[0], terms) >= 0.5 else None
+    return sig if sig is not None and focus.documents(sig.name, value) else None
+
+
+def _label_score(sig: Any, terms: frozenset[str]) -> float:
+    """The best share of the relation's label or one of its aliases that ``terms`` say."""
+    shares = [sum(_said(w, terms) for w in words) / len(words)
+              for words in (content_terms(n) for n in (sig.label, *sig.aliases) if n) if words]
+    return max(shares, default=0.0)
 
 
 def _a_rate(answer: str, m: ValueMention) -> bool:

@@ -199,3 +199,14 @@ def test_a_chinese_modal_is_no_word_of_a_name(tmp_path):
     terms = parse_question("孙鹏能不能自己审批一笔 45,000 元的零部件采购？", rb).relation_terms
     assert relation_score(rb.relations["can_approve"], terms) == 1.0
     assert relation_score(rb.relations["can_approve"], parse_question("孙鹏可以报销吗？", rb).relation_terms) < 0.5
+
+
+def test_the_focus_holds_the_values_the_facts_state_of_each_relation(rb):
+    from symbolic import Fact
+    documented = [Fact("vehicle_price", ("e12", Money(880000, "USD")))]
+    focus = facts_focus(parse_question("What do 3 Halvard E12 cost?", rb), rb, documented, {})
+    # the rule files' own facts and those given, by relation; a computed total is no documented value
+    assert focus.documents("vehicle_price", Money(915000, "USD")) and focus.documents("vehicle_price", Money(880000, "USD"))
+    assert focus.documents("hotel_limit_per_night", Money(450, "CNY"))
+    assert not focus.documents("vehicle_price", Money(2745000, "USD"))
+    assert not focus.documents("fleet_order_cost", Money(2745000, "USD"))

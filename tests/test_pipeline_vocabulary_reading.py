@@ -142,6 +142,31 @@ def test_negated_values_values_from_the_question_and_computed_totals_are_not_rea
         "hotel_limit(tier_1, 180 EUR)"]
 
 
+def test_a_value_the_documents_state_is_read_in_an_answer_to_a_question_stating_values(rb):
+    from dataclasses import replace
+    from pipeline.question import parse_question
+    from symbolic.values import parse_value
+
+    def read(question, answer, documented):
+        _claims, mentions = extract_claims(answer, [], rb)
+        focus = replace(parse_question(question, rb), documented=documented)
+        return [str(c.fact) for c, _m in value_claims(answer, mentions, focus, rb)]
+
+    q = "My AX-200 is 10 months old and its battery died. Is it covered?"
+    answer = "Yes: the robot warranty is 24 months, and its battery is covered for 12 months."
+    twelve, twenty_four = parse_value("12 months"), parse_value("24 months")
+    # the whole name is read as ever; half of one, named alone, only where the documents state the value for it
+    assert read(q, answer, {}) == ["warranty_period(ax_200, 24 months)"]
+    assert read(q, answer, {"battery_warranty": (twelve,)}) == [
+        "warranty_period(ax_200, 24 months)", "battery_warranty(ax_200, 12 months)"]
+    assert read(q, answer, {"battery_warranty": (twenty_four,)}) == ["warranty_period(ax_200, 24 months)"]
+    # a computed total is stated by no document: unread though its clause names half a relation
+    q = "What do 3 nights in Tier 1 cost?"
+    assert read(q, "In Tier 1, three nights at the limit per night cost EUR 540.", {}) == []
+    assert read(q, "In Tier 1, three nights at the limit per night cost EUR 540.",
+                {"hotel_limit": (parse_value("EUR 180"),)}) == []
+
+
 def test_two_entities_of_a_relations_types_in_one_clause_with_its_name(rb):
     assert _pairs(rb, "Berlin is a Tier 2 city, so the hotel limit is EUR 140.") == ["city_tier(berlin, tier_2)"]
     assert _pairs(rb, "Paris, like every city in the EU, has a hotel limit; Tier 1 applies to London.") == []

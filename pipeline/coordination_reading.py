@@ -1,5 +1,6 @@
 """Relations carried over to a coordinated clause that leaves them unsaid: "the AX-200 has a rated payload of
-200 kg and the LX-500 of 500 kg" claims the LX-500's payload too (gapping), read from a claim already made."""
+200 kg and the LX-500 of 500 kg" claims the LX-500's payload too (gapping), and "valid for 12 months in Glasgow and
+for 6 months at the Suzhou campus" the Suzhou campus's validity, read from a claim already made."""
 from __future__ import annotations
 
 import re
@@ -58,8 +59,11 @@ def coordinated_claims(answer: str, passages: Sequence[Any], rulebase: Any, clai
     sents = sentences(answer)
     out: list[Claim] = []
     have = {(c.fact.relation, c.fact.args[0]) for c in claims if c.fact.args}
+    read = {(c.fact.relation, tuple(c.fact.args[:-1])) for c in claims}
     for c in claims:
         sig = rulebase.relations.get(c.fact.relation)
+        if sig is not None and sig.arity >= 3 and sig.params[-1].type in VALUE_TYPES:
+            out += _gapped_argument(answer, passages, c, sig, entities, sents, read)
         if sig is None or sig.arity != 2:
             continue
         subject_type, last_type = sig.params[0].type, sig.params[1].type
@@ -80,4 +84,48 @@ def coordinated_claims(answer: str, passages: Sequence[Any], rulebase: Any, clai
             out.append(Claim(fact, answer[start:oe], start, oe, cited_for((start, oe), sents, answer, passages),
                              extractor="coordination"))
             pos = oe
+    return out
+
+
+# Where a gapped clause ends: a comma or semicolon, a full stop, a conjunction.
+_CLAUSE_END_RE = re.compile(r"[,;，；。!?]|\.(?:\s|$)|\s(?:and|while|whereas|but)\s|和|而|但", re.IGNORECASE)
+
+
+def _gapped_argument(answer: str, passages: Sequence[Any], claim: Claim, sig: Any, entities: Sequence[EntityMention],
+                     sents: list[tuple[int, int]], read: set) -> list[Claim]:
+    """A relation of three or more places carried over to clauses joined after its claim that change one entity
+    argument and the value, saying nothing else: "valid for 12 months in Glasgow and for 6 months at the Suzhou
+    campus", "格拉斯哥为 12 个月，苏州校区为 6 个月". Chains on; never arguments already read."""
+    out: list[Claim] = []
+    value = claim.fact.args[-1]
+    args = list(claim.fact.args[:-1])
+    ends = [e for e in (_value_end(answer, claim, value, entities),
+                        *(x.end for x in entities if x.entity_id in args and claim.start <= x.start < claim.end)) if e]
+    pos = max(ends, default=None)
+    _s, sentence_end = sentence_around(answer, claim.start)
+    text = mask_citations(answer)
+    while pos is not None and pos < sentence_end:
+        join = _JOIN_RE.match(answer, pos)
+        if not join:
+            break
+        start = join.end()
+        stop = _CLAUSE_END_RE.search(answer, start, sentence_end)
+        end = stop.start() if stop else sentence_end
+        named = [x for x in entities if start <= x.start and x.end <= end]
+        values = [(v, start + vs, start + ve) for v, _k, vs, ve in find_values(text[start:end])]
+        places = [i for i, p in enumerate(sig.params[:-1]) if named and p.type == named[0].type]
+        if len(named) != 1 or len(values) != 1 or len(places) != 1 or not fits(sig, values[0][0]):
+            break
+        x, (v, vs, ve), i = named[0], values[0], places[0]
+        rest = answer[start:end]
+        for a, b in sorted([(x.start - start, x.end - start), (vs - start, ve - start)], reverse=True):
+            rest = rest[:a] + " " + rest[b:]
+        new_args = (*args[:i], x.entity_id, *args[i + 1:])
+        if x.entity_id == args[i] or (sig.name, new_args) in read or not _LINK_RE.match(rest):
+            break
+        read.add((sig.name, new_args))
+        fact = Fact(sig.name, (*new_args, v), COORDINATION_CLAIM_CF, Provenance("answer", start=start, end=end))
+        out.append(Claim(fact, answer[start:end], start, end, cited_for((start, end), sents, answer, passages),
+                         extractor="coordination"))
+        pos = max(x.end, ve)
     return out

@@ -78,3 +78,30 @@ def test_not_read_when_the_clause_says_something_else_or_nothing(rb):
 def test_a_subject_already_claimed_is_not_read_again(rb):
     got = _read(rb, "The AX-200 costs EUR 38,500 and the LX-500 costs EUR 52,000, and the LX-500 EUR 1.")
     assert [f for _e, f in got] == ["list_price(ax_200, 38500 EUR)", "list_price(lx_500, 52000 EUR)"]
+
+
+def test_a_relation_of_three_places_carries_over_a_changed_argument(tmp_path):
+    rb3 = rulebase_of("""
+type course "course"
+entity course hf "HF safety training"
+type campus "campus"
+entity campus glasgow "Glasgow"
+entity campus suzhou "Suzhou campus" aka "苏州校区"
+entity campus dubai "Dubai"
+relation validity(c: course, s: campus, d: duration[month]) "valid"
+pattern VALID: "{course} is valid for {d:duration} in {campus}" -> validity(course, campus, d)
+pattern VALID_ZH: "{course}在{campus}的有效期为 {d:duration}" -> validity(course, campus, d)
+""", tmp_path)
+    got = _read(rb3, "HF safety training is valid for 12 months in Glasgow and for 6 months at the Suzhou campus.")
+    assert ("coordination", "validity(hf, suzhou, 6 months)") in got
+    got = _read(rb3, "HF safety training is valid for 12 months in Glasgow, for 6 months at the Suzhou campus "
+                     "and for 3 months in Dubai.")
+    assert [f for e, f in got if e == "coordination"] == ["validity(hf, suzhou, 6 months)", "validity(hf, dubai, 3 months)"]
+    got = _read(rb3, "HF safety training在Glasgow的有效期为 12 个月，苏州校区为 6 个月。")
+    assert ("coordination", "validity(hf, suzhou, 6 months)") in got
+    # the clause says something else, or two values, or nothing new: no reading
+    for answer in ("HF safety training is valid for 12 months in Glasgow and costs 6 months of fees at the Suzhou campus.",
+                   "HF safety training is valid for 12 months in Glasgow and 6 or 9 months at the Suzhou campus.",
+                   "HF safety training is valid for 12 months in Glasgow and for 6 months in Glasgow.",
+                   "HF safety training is valid for 12 months in Glasgow and the Suzhou campus is new."):
+        assert [f for e, f in _read(rb3, answer) if e == "coordination"] == [], answer

@@ -7,8 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from pipeline.entity_index import find_entities
 from pipeline.table_cells import Column, column_at
 from symbolic import Claim, Fact
+from symbolic.model import Const
 from symbolic.values import VALUE_REGEX, Quantity, parse_value
 
 # Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
@@ -209,8 +211,8 @@ def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
     sents = sentences(answer)
     claims: list[Claim] = []
     for fact, s, e in _dedupe(rulebase.extract(masked, source=_provenance("answer"))):
-        claims.append(Claim(fact=fact, text=answer[s:e], start=s, end=e,
-                            cited=cited_for((s, e), sents, answer, passages)))
+        claims.append(Claim(fact=_named_for_constant(fact, masked, sents, s, rulebase), text=answer[s:e], start=s,
+                            end=e, cited=cited_for((s, e), sents, answer, passages)))
     unnamed = list(masked)
     for s, e in names:
         unnamed[s:e] = " " * (e - s)
@@ -222,6 +224,24 @@ def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
         values.append(ValueMention(value, kind, answer[s:e], s, e, cited_for((s, e), sents, answer, passages),
                                    sentence_at(masked, sents, s), unit_word(masked, e) if bare else ""))
     return claims, values
+
+
+def _named_for_constant(fact: Fact, text: str, sents: list[tuple[int, int]], start: int, rulebase: Any) -> Fact:
+    """A pattern's constant argument (\"-> loan_item_limit(user_type, glasgow, n)\": the rule author's English
+    documents are Glasgow's) gives way to the one entity of its type that the answer's sentence names instead: "At
+    the Suzhou campus an undergraduate may borrow 10 items" states Suzhou's limit, not Glasgow's."""
+    pattern = next((cp.pattern for cp in rulebase.patterns if cp.pattern.id == fact.provenance.rule_id), None)
+    if pattern is None:
+        return fact
+    s, e = next(((a, b) for a, b in sents if a <= start < b), (0, len(text)))
+    found = find_entities(text[s:e], rulebase)
+    args = list(fact.args)
+    for i, a in enumerate(pattern.atom.args):
+        entity = rulebase.entities.get(a.value) if isinstance(a, Const) and isinstance(a.value, str) else None
+        named = {x.entity_id for x in found if entity is not None and x.type == entity.type}
+        if entity is not None and len(named) == 1 and entity.id not in named:
+            args[i] = named.pop()
+    return dataclasses.replace(fact, args=tuple(args)) if args != list(fact.args) else fact
 
 
 def _dedupe(found: list[tuple[Fact, int, int]]) -> list[tuple[Fact, int, int]]:

@@ -60,8 +60,8 @@ def directed_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, ta
             sigs = by_type.get(a.type)
             # the next entity of the type, past names of others ("陈伟的直属上级为财务总监刘洋"): "A reports to B, who
             # reports to C" reads A-B and B-C
-            b = next((x for x in found[i + 1:] if x.start >= a.end and x.type == a.type), None) if sigs else None
-            if b is None or b.entity_id == a.entity_id:
+            b = next((x for x in found[i + 1:] if x.start >= a.end and x.type == a.type), None)
+            if not sigs or b is None or b.entity_id == a.entity_id:
                 continue
             cs, ce = clause_around(answer, a.start + s, a.end + s)
             if b.end + s > ce or negated(answer, b.start + s):

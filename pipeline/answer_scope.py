@@ -9,11 +9,10 @@ from pipeline.answer_types import asking_clause
 from pipeline.claim_reading import negated
 from pipeline.codes import asked_codes, names_other_codes
 from pipeline.context import content_terms
-from pipeline.extraction import EvidenceValue, ValueMention, find_values, sentences
+from pipeline.extraction import EvidenceValue, ValueMention, clause_around, find_values, sentences
 from pipeline.grounding import is_bare, values_match
 from pipeline.prompts import is_chinese
 from pipeline.question import QuestionFocus, find_entities, sole_entities
-from pipeline.vocabulary_reading import clause_around
 
 
 def repeats_itself(text: str) -> bool:

@@ -6,10 +6,9 @@ import re
 from typing import Any, Sequence
 
 from pipeline.claim_reading import negated
-from pipeline.extraction import blanked, cited_for, sentences
+from pipeline.extraction import blanked, cited_for, clause_around, sentences
 from pipeline.question import find_entities
-from pipeline.vocabulary_reading import (best_named, clause_around, clause_gloss, clause_terms, pair_signatures,
-                                         vocabulary_claim)
+from pipeline.vocabulary_reading import best_named, clause_gloss, clause_terms, pair_signatures, vocabulary_claim
 from symbolic import Claim
 
 # What a subject is never carried across: a sentence-internal full stop, a semicolon, "so"/"but"/"while"

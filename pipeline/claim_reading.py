@@ -9,7 +9,7 @@ import re
 from typing import Any, Sequence
 
 from pipeline.context import content_terms
-from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
+from pipeline.extraction import ValueMention, blanked, cited_for, clause_around, find_values, sentences
 from pipeline.question import QuestionFocus, find_entities, param_fits, relation_score
 from pipeline.symbolic_answer import asks_a_computation
 from symbolic import Claim, Fact, Provenance
@@ -112,7 +112,6 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
 def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[Any], goal: Any, sig: Any) -> bool:
     """The value's own clause names another entity of an asked argument's type: "成都车场…为 12 个月，马罗湾为 24
     个月" gives the 24 months to Marrow Bay."""
-    from pipeline.vocabulary_reading import clause_around   # it reads claims with this module's helpers
     cs, ce = clause_around(answer, m.start, m.end)
     return any(x.type == p.type and x.entity_id != arg and cs <= x.start + s and x.end + s <= ce
                for x in in_sentence for arg, p in zip(goal.args, sig.params))

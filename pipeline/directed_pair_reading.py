@@ -7,9 +7,9 @@ from typing import Any, Sequence
 
 from pipeline.claim_reading import negated
 from pipeline.context import content_terms
-from pipeline.extraction import cited_for, sentences
+from pipeline.extraction import cited_for, clause_around, sentences
 from pipeline.question import find_entities
-from pipeline.vocabulary_reading import clause_around, vocabulary_claim
+from pipeline.vocabulary_reading import vocabulary_claim
 from symbolic import Claim
 from symbolic.model import VALUE_TYPES
 

@@ -107,6 +107,26 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _SENTENCE_RE.finditer(text) if m.group(0).strip()]
 
 
+# Clause ends: a comma or semicolon (either script), a full stop, a bracket, "so"/"and"/"but"/"while"
+# and their Chinese counterparts. A colon ends the clause of a value before it ("EUR 720: Paris is ...")
+# but not of a value after it ("battery warranty: 12 months").
+CLAUSE_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|or|but|while|whereas)\s|所以|因此|而|但|或")
+_COLON_RE = re.compile(r"[:：]")
+
+
+def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The clause of ``text`` that holds the span ``start:end``."""
+    left, right = 0, len(text)
+    for m in CLAUSE_BOUNDARY_RE.finditer(text):
+        if m.end() <= start:
+            left = m.end()
+        elif m.start() >= end:
+            right = m.start()
+            break
+    colon = _COLON_RE.search(text, end, right)
+    return left, colon.start() if colon else right
+
+
 def last_sentence(text: str) -> str:
     """The last sentence of ``text``, stripped: where a question asks (the earlier ones set the scene)."""
     sents = sentences(text)

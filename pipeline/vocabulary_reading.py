@@ -10,7 +10,8 @@ from typing import Any, Sequence
 from pipeline.calculation import rate_units
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import CJK_RUN_RE, content_terms
-from pipeline.extraction import ValueMention, blanked, cited_for, find_values, sentences
+from pipeline.extraction import (CLAUSE_BOUNDARY_RE, ValueMention, blanked, cited_for, clause_around, find_values,
+                                 sentences)
 from pipeline.glossary import Gloss, best_translations, gloss
 from pipeline.question import EntityMention, QuestionFocus, find_entities, relation_names
 from pipeline.symbolic_answer import states_a_value
@@ -23,11 +24,6 @@ VOCABULARY_CLAIM_CF = 0.9
 # night" names "hotel limit per night" (2 of 3), a bare "EUR 720" names nothing.
 MIN_CLAUSE_SCORE = 0.66
 
-# Clause ends: a comma or semicolon (either script), a full stop, a bracket, "so"/"and"/"but"/"while"
-# and their Chinese counterparts. A colon ends the clause of a value before it ("EUR 720: Paris is ...")
-# but not of a value after it ("battery warranty: 12 months").
-_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|or|but|while|whereas)\s|所以|因此|而|但|或")
-_COLON_RE = re.compile(r"[:：]")
 # Only 的 (or nothing) between a name and the name it qualifies: "一类城市上海", "K4 级的陈伟".
 _QUALIFIER_RE = re.compile(r"^\s*(?:级)?\s*的?\s*$")
 # Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
@@ -35,19 +31,6 @@ _COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|
 # A place said of the clause's subject: "Callum Reid is grade HG8 in Glasgow", "张三在成都车场工作"
 _LOCATIVE_RE = re.compile(r"(?:\b(?:in|at|based\s+(?:in|at))\s+(?:the\s+)?|在\s*)$", re.IGNORECASE)
 _SUBJECT_VERB_RE = re.compile(r"^\s*(?:(?:is|are|was|remains|works|worked|sits|lives)\b|在)", re.IGNORECASE)
-
-
-def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """The clause of ``text`` that holds the span ``start:end``."""
-    left, right = 0, len(text)
-    for m in _BOUNDARY_RE.finditer(text):
-        if m.end() <= start:
-            left = m.end()
-        elif m.start() >= end:
-            right = m.start()
-            break
-    colon = _COLON_RE.search(text, end, right)
-    return left, colon.start() if colon else right
 
 
 def value_clause(answer: str, mention: ValueMention) -> tuple[int, int, int, int]:
@@ -373,7 +356,7 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 if not sigs or a is b:
                     continue
                 lo, hi = min(a.start, b.start) + s, max(a.end, b.end) + s
-                if _BOUNDARY_RE.search(answer, min(a.end, b.end) + s, max(a.start, b.start) + s) \
+                if CLAUSE_BOUNDARY_RE.search(answer, min(a.end, b.end) + s, max(a.start, b.start) + s) \
                         or negated(answer, b.start + s):
                     continue            # a clause ends between them: "X, ..., reports to Y, who is grade K4"
                 cs, ce = clause_around(answer, lo, hi)

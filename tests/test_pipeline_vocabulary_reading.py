@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.extraction import extract_claims
-from pipeline.vocabulary_reading import clause_around, entity_pair_claims, value_claims
+from pipeline.extraction import clause_around
+from pipeline.vocabulary_reading import entity_pair_claims, value_claims
 from symbolic import load_rulebase
 from pipeline_fakes import facts_read, rulebase_of
 

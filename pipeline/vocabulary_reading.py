@@ -7,6 +7,7 @@ import re
 import weakref
 from typing import Any, Sequence
 
+from pipeline.answer_types import TOTAL_WORDS
 from pipeline.calculation import rate_units
 from pipeline.claim_reading import fits, negated, sentence_around, sentence_claim
 from pipeline.context import CJK_RUN_RE, content_terms
@@ -218,7 +219,10 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         s, e, cs, ce = value_clause(answer, m)
         terms = clause_terms(answer, cs, m.end, ce)
         fitting = [sig for sig in sigs if fits(sig, m.value)]
-        # a rate ("CNY 450 per night") is no total a computing question's answer derives: named as any value
+        # a rate ("CNY 450 per night") is no total a computing question's answer derives: named as any value;
+        # a total ("餐费补贴一共能拿 1200 元", "in total EUR 720") is the total reader's, whatever its clause names
+        if min_score == 1.0 and TOTAL_WORDS.search(answer[cs:m.start]):
+            continue
         need = MIN_CLAUSE_SCORE if _a_rate(answer, m) else min_score
         glossed = clause_gloss(answer, cs, m.end, ce, rulebase)
         sig = best_named(fitting, terms, need, rulebase=rulebase, glossed=glossed)

@@ -137,6 +137,10 @@ def test_negated_values_values_from_the_question_and_computed_totals_are_not_rea
     q = "What do 3 nights in Tier 1 cost?"
     assert _values(rb, q, "In Tier 1, three nights at the limit per night cost EUR 540.") == []
     assert _values(rb, q, "EUR 540: the hotel limit per night in Tier 1 is EUR 180.") == ["hotel_limit(tier_1, 180 EUR)"]
+    # a total word before the value makes it the total, whatever relation its clause names whole
+    assert _values(rb, q, "The hotel limit per night in Tier 1 is EUR 180.") == ["hotel_limit(tier_1, 180 EUR)"]
+    assert _values(rb, q, "The hotel limit per night in Tier 1 in total is EUR 540.") == []
+    assert _values(rb, "在 Tier 1 住 3 晚一共能报多少？", "Tier 1 的 hotel limit per night 一共是 EUR 540。") == []
     # a rate said per a unit right after it is no total: read as any value, by two thirds of a name; the
     # total after it is not per night ("per night" belongs to the rate before it) and stays unread
     assert _values(rb, q, "Three nights at the Tier 1 hotel rate of EUR 180 per night come to EUR 540.") == [

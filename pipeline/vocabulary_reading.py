@@ -227,7 +227,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         glossed = clause_gloss(answer, cs, m.end, ce, rulebase)
         sig = best_named(fitting, terms, need, rulebase=rulebase, glossed=glossed)
         if sig is None and need > MIN_CLAUSE_SCORE:
-            sig = _looked_up(fitting, terms, m.value, focus, rulebase, glossed)
+            sig = _looked_up(fitting, terms, m.value, focus, rulebase)
         if sig is None and need < 1.0:
             sig = _modified_name(answer, m, fitting, rulebase)
         if sig is None:
@@ -245,19 +245,18 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     return out
 
 
-def _looked_up(sigs: Sequence[Any], terms: frozenset[str], value: Any, focus: QuestionFocus, rulebase: Any,
-               glossed: Gloss) -> Any:
+def _looked_up(sigs: Sequence[Any], terms: frozenset[str], value: Any, focus: QuestionFocus, rulebase: Any) -> Any:
     """In an answer to a question stating values of its own, a value the documents state for the relation its
-    clause names is looked up, not computed from the question's: that relation, named as any lookup's value is
-    (MIN_CLAUSE_SCORE), or by half of its name where the clause says no word of another's ("its battery is
-    covered for 12 months" to "My AX-200 is 10 months old…"). Half of the author's label or an alias, not of the
-    identifier's words: "a manager approves hotels up to EUR 180" says one word of "hotel limit per night" (and
-    half of "hotel limit"), and of the manager. Measured on eval/extraction: without the documents' word, half a
-    name alone read three false claims on the shipped set and no true one."""
-    sig = best_named(sigs, terms, MIN_CLAUSE_SCORE, rulebase=rulebase, glossed=glossed)
-    if sig is None:
-        named = [x for x in sigs if name_score(x, terms, rulebase) > 0]
-        sig = named[0] if len(named) == 1 and _label_score(named[0], terms) >= 0.5 else None
+    clause names is looked up, not computed from the question's: the one fitting relation the clause names at
+    all, by half of its author's label or an alias ("its battery is covered for 12 months" to "My AX-200 is 10
+    months old…"). Not by the identifier's words: "a manager approves hotels up to EUR 180" says one word of
+    "hotel limit per night" (and half of "hotel limit"), and of the manager. Not by two thirds of a name alone
+    where another relation is named too: "the manager will approve every expense report within 30 days" is no
+    expense-report deadline though the documents state 30 days for it (shipped con-12, 0.5B). Measured on
+    eval/extraction: without the documents' value, half a name alone read three false claims on the shipped set
+    and no true one."""
+    named = [x for x in sigs if name_score(x, terms, rulebase) > 0]
+    sig = named[0] if len(named) == 1 and _label_score(named[0], terms) >= 0.5 else None
     return sig if sig is not None and focus.documents(sig.name, value) else None
 
 

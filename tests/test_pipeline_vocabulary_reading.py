@@ -171,6 +171,27 @@ def test_a_value_the_documents_state_is_read_in_an_answer_to_a_question_stating_
     assert read(q, "In Tier 1, three nights at the limit per night cost EUR 540.",
                 {"hotel_limit": (parse_value("EUR 180"),)}) == []
 
+def test_two_thirds_of_a_name_beside_another_relations_words_is_no_lookup():
+    """Shipped con-12 (0.5B): the manager approving reports within 30 days is no submission deadline, though the
+    documents state 30 days for it; the deadline named by its label is read."""
+    from dataclasses import replace
+    from pathlib import Path
+    from pipeline.question import parse_question
+    from symbolic.values import parse_value
+
+    shipped = load_rulebase(Path(__file__).resolve().parents[1] / "rules")
+    q = "My trip ended in March 2025 and I submitted the expense report 45 days later. Will it be reimbursed?"
+    focus = replace(parse_question(q, shipped), documented={"expense_submission_deadline": (parse_value("30 days"),)})
+
+    def read(answer):
+        _claims, mentions = extract_claims(answer, [], shipped)
+        return [str(c.fact) for c, _m in value_claims(answer, mentions, focus, shipped)]
+
+    assert read("No, it will not be reimbursed. The context states that the manager will approve every expense "
+                "report within 30 days after the end of the trip. [1]") == []
+    assert read("No. The expense report deadline is 30 days after the end of the trip.") == [
+        "expense_submission_deadline(travel_policy, 30 days)"]
+
 
 def test_two_entities_of_a_relations_types_in_one_clause_with_its_name(rb):
     assert _pairs(rb, "Berlin is a Tier 2 city, so the hotel limit is EUR 140.") == ["city_tier(berlin, tier_2)"]

@@ -54,8 +54,9 @@ class ClaimOut(BaseModel):
     rule_ids: list[str] = []
     explanation: str = ""
     extractor: str = Field("pattern", description="what read the claim from the answer: pattern | phrase | focus | "
-                                                  "vocabulary | band | chain | coordination | correction | lm | "
-                                                  "value | proof")
+                                                  "vocabulary | band | chain | coordination | correction | echo "
+                                                  "(a premise of the question restated) | pronoun | lm | value | "
+                                                  "proof")
 
 
 class FlaggedDraftOut(BaseModel):

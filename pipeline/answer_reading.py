@@ -17,6 +17,7 @@ from pipeline.extraction import extract_claims
 from pipeline.label_reading import label_claims
 from pipeline.phrase_reading import merged, phrase_claims, unread
 from pipeline.possessive_reading import possessive_claims
+from pipeline.echo_reading import echo_claims
 from pipeline.premise import stated_premises
 from pipeline.pronoun_reading import pronoun_claims
 from pipeline.question import QuestionFocus, find_entities
@@ -41,8 +42,8 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     claims = best_named_claims(claims, rulebase)
     phrased = phrase_claims(answer, passages, focus, rulebase)
     claims, mentions = merged(claims, phrased), unread(mentions, phrased)
-    placed = focus_claims(answer, mentions, focus, rulebase, stated_premises(focus.question, focus, rulebase)) \
-        if mentions else []
+    premises = stated_premises(focus.question, focus, rulebase) if mentions else []
+    placed = focus_claims(answer, mentions, focus, rulebase, premises) if mentions else []
     claims += [c for c, _m in placed]
     by_focus = {id(m): c.fact.relation for c, m in placed}
     left = [m for m in mentions if id(m) not in by_focus]
@@ -72,6 +73,9 @@ def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], f
     corrected = correction_claims(answer, passages, focus, rulebase, claims)
     claims += corrected
     left = [m for m in left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end for c in corrected)]
+    echoed = echo_claims(answer, left, premises, focus, rulebase, claims) if premises else []
+    claims += [c for c, _m in echoed]
+    left = _unplaced(left, echoed)
     # a possessive may say a second relation of a value another reader placed ("…grade HG8, so his limit is
     # CNY 108,000": the grade's limit and the person's)
     claims += [p for p in possessive_claims(answer, passages, rulebase) if not any(c.fact.key == p.fact.key for c in claims)]

@@ -1,0 +1,79 @@
+"""Premises an answer restates: "Staff passwords have to be changed every 30 days" to "Staff passwords have to be
+changed every 30 days; how long must they be?" asserts the question's premise, true or false, and the verifier
+must see it (the readers of values skip a value the question states, lest a comparison be read as a claim)."""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from pipeline.answer_types import asking_clause
+from pipeline.claim_reading import mention_claim, negated
+from pipeline.correction_reading import CORRECTION_CLAIM_CF
+from pipeline.extraction import clause_around, find_values
+from pipeline.question import QuestionFocus, find_entities
+from symbolic import Claim
+
+# Words that deny what the clause says ("the 36 months you mention are wrong", "不是每 30 天"): such a clause
+# quotes the premise to correct it.
+_DENIAL_RE = re.compile(r"\b(?:not|no|never|n't|wrong|incorrect|false|mistaken|outdated|superseded|"
+                        r"no longer|instead|rather)\b|n't|不|没|并非|错误|有误|过时|而非", re.IGNORECASE)
+_WHY_RE = re.compile(r"^\W*(?:why|为什么|为何)", re.IGNORECASE)
+_WORD_RE = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2}", re.IGNORECASE)
+# Words any sentence may share with a question; they say nothing of the premise.
+_COMMON = frozenset("the and are for was were with that this what which how long much many must may can does "
+                    "have has had will would should could their there they them per each from into".split())
+# Two words of the premise's own clause, besides its value, make the answer's clause a restatement of it.
+MIN_SHARED_WORDS = 2
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD_RE.findall(text)} - _COMMON
+
+
+def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim], focus: QuestionFocus,
+                rulebase: Any, taken: Sequence[Claim]) -> list[tuple[Claim, Any]]:
+    """Each premise of the question (pipeline.premise.stated_premises) whose value an unread mention of the answer
+    says, undenied, in a clause that restates it: naming one of its entities and no other of their types, or
+    sharing MIN_SHARED_WORDS of its words; never where the answer already claims that relation of those entities.
+    Only a premise the question asserts: in a clause before the one that asks ("The Halvard E12 seats 52
+    passengers; how far…"), or the thing a why-question takes as true; a value in the asking clause is the case
+    asked about ("How much is a ride for riders over 65?"), and a premise about an entity the question describes
+    rather than names ("the bus model that has 52 seats") a description the answer repeats. The claim is the premise's relation and arguments with the answer's span (extractor "echo")."""
+    out: list[tuple[Claim, Any]] = []
+    have = {(c.fact.relation, tuple(c.fact.args[:-1])) for c in taken}
+    described = {m.entity_id for m in focus.entities if m.described_by}
+    asking = asking_clause(focus.question)[0]
+    before = [v for v, _kind, start, _end in find_values(focus.question) if start < asking]
+    premises = [p for p in premises if not described & set(p.fact.args[:-1])
+                and (p.fact.args[-1] in before or _WHY_RE.match(focus.question))]
+    for m in mentions:
+        cs, ce = clause_around(answer, m.start, m.end)
+        clause = answer[cs:ce]
+        if negated(answer, m.start) or _DENIAL_RE.search(clause):
+            continue
+        named = find_entities(clause, rulebase)
+        said = _words(clause) - _words(answer[m.start:m.end])
+        for p in premises:
+            relation, args = p.fact.relation, tuple(p.fact.args[:-1])
+            if p.fact.args[-1] != m.value or (relation, args) in have:
+                continue
+            if not _restates(said, named, p, args, rulebase):
+                continue
+            have.add((relation, args))
+            out.append((mention_claim(relation, args, m, answer, "echo", CORRECTION_CLAIM_CF), m))
+            break
+    return out
+
+
+def _restates(said: set[str], named: Sequence[Any], premise: Claim, args: tuple, rulebase: Any) -> bool:
+    """Whether the answer's clause (its words ``said`` besides the value's, the entities ``named``) restates the
+    premise: an entity of the premise named and no other entity of its types, or words of the premise's text."""
+    sig = rulebase.relations.get(premise.fact.relation)
+    if sig is None:
+        return False
+    types = {p.type: a for p, a in zip(sig.params, args) if p.type in rulebase.types}
+    if any(x.type in types and x.entity_id != types[x.type] for x in named):
+        return False
+    if any(x.entity_id in args for x in named):
+        return True
+    return len(said & _words(premise.text)) >= MIN_SHARED_WORDS

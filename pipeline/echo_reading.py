@@ -1,6 +1,6 @@
-"""Premises an answer restates: "Staff passwords have to be changed every 30 days" to "Staff passwords have to be
-changed every 30 days; how long must they be?" asserts the question's premise, true or false, and the verifier
-must see it (the readers of values skip a value the question states, lest a comparison be read as a claim)."""
+"""Premises an answer restates: "Because the thesis must be submitted within 36 months" to "Why must a full-time
+PhD thesis be submitted within 36 months?" asserts the question's premise, true or false, and the verifier must
+see it (the readers of values skip a value the question states, lest a comparison be read as a claim)."""
 from __future__ import annotations
 
 import re
@@ -15,10 +15,11 @@ from symbolic import Claim
 
 # Words that deny what the clause says ("the 36 months you mention are wrong", "不是每 30 天"): such a clause
 # quotes the premise to correct it.
-_DENIAL_RE = re.compile(r"\b(?:not|no|never|n't|wrong|incorrect|false|mistaken|outdated|superseded|"
-                        r"no longer|instead|rather)\b|n't|不|没|并非|错误|有误|过时|而非", re.IGNORECASE)
+_DENIAL_RE = re.compile(r"\b(?:not|no|never|wrong|incorrect|false|mistaken|outdated|superseded|instead|rather)\b|"
+                        r"n't|不|没|并非|错误|有误|过时|而非", re.IGNORECASE)
 _WHY_RE = re.compile(r"^\W*(?:why|为什么|为何)", re.IGNORECASE)
-_WORD_RE = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2}", re.IGNORECASE)
+_WORD_RE = re.compile(r"[a-z]{3,}", re.IGNORECASE)
+_HAN_RUN_RE = re.compile(r"[\u4e00-\u9fff]{2,}")
 # Words any sentence may share with a question; they say nothing of the premise.
 _COMMON = frozenset("the and are for was were with that this what which how long much many must may can does "
                     "have has had will would should could their there they them per each from into".split())
@@ -27,7 +28,9 @@ MIN_SHARED_WORDS = 2
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD_RE.findall(text)} - _COMMON
+    """English words of three letters or more, and every two-character run of Chinese (it has no spaces)."""
+    han = {run[i:i + 2] for run in _HAN_RUN_RE.findall(text) for i in range(len(run) - 1)}
+    return ({w.lower() for w in _WORD_RE.findall(text)} | han) - _COMMON
 
 
 def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim], focus: QuestionFocus,
@@ -38,7 +41,8 @@ def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim],
     Only a premise the question asserts: in a clause before the one that asks ("The Halvard E12 seats 52
     passengers; how far…"), or the thing a why-question takes as true; a value in the asking clause is the case
     asked about ("How much is a ride for riders over 65?"), and a premise about an entity the question describes
-    rather than names ("the bus model that has 52 seats") a description the answer repeats. The claim is the premise's relation and arguments with the answer's span (extractor "echo")."""
+    rather than names ("the bus model that has 52 seats") a description the answer repeats. The claim is the
+    premise's relation and arguments with the answer's span (extractor "echo")."""
     out: list[tuple[Claim, Any]] = []
     have = {(c.fact.relation, tuple(c.fact.args[:-1])) for c in taken}
     described = {m.entity_id for m in focus.entities if m.described_by}

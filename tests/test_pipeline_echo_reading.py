@@ -12,11 +12,12 @@ type vehicle "bus model"
 entity vehicle e12 "Halvard E12"
 entity vehicle e18 "Halvard E18"
 type programme "programme"
-entity programme phd_full_time "full-time PhD"
+entity programme phd_full_time "full-time PhD" aka "全日制博士"
 relation seat_count(vehicle, seats: number) "seats" limit none
 relation vehicle_range(vehicle, quantity[km]) "range" limit none
-relation max_submission_period(programme, duration[month]) "maximum period to submission"
+relation max_submission_period(programme, duration[month]) "maximum period to submission" aka "最长提交期限"
 pattern EN_SUBMISSION: "{programme} ... submitted within {d:duration}" -> max_submission_period(programme, d)
+pattern ZH_SUBMISSION: "{programme} ... 在 {d:duration} 内提交" -> max_submission_period(programme, d)
 """
 
 
@@ -37,6 +38,9 @@ def test_a_restated_premise_is_claimed(rb):
     q = "Why must a full-time PhD thesis be submitted within 36 months?"
     assert _read(rb, q, "Because the thesis must be submitted within 36 months for the programme.") == [
         ("max_submission_period(phd_full_time, 36 months)", "echo")]
+    q = "为什么全日制博士论文必须在 36 个月内提交？"
+    assert _read(rb, q, "因为论文必须在 36 个月内提交。") == [("max_submission_period(phd_full_time, 36 months)", "echo")]
+    assert _read(rb, q, "论文不是必须在 36 个月内提交。") == []
 
 
 def test_a_denied_or_unrelated_echo_is_no_claim(rb):

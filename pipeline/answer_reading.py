@@ -13,11 +13,11 @@ from pipeline.claim_reading import focus_claims, focus_entity_claims, lm_claims
 from pipeline.coordination_reading import coordinated_claims
 from pipeline.correction_reading import correction_claims
 from pipeline.directed_pair_reading import directed_pair_claims
+from pipeline.echo_reading import echo_claims
 from pipeline.extraction import extract_claims
 from pipeline.label_reading import label_claims
 from pipeline.phrase_reading import merged, phrase_claims, unread
 from pipeline.possessive_reading import possessive_claims
-from pipeline.echo_reading import echo_claims
 from pipeline.premise import stated_premises
 from pipeline.pronoun_reading import pronoun_claims
 from pipeline.question import QuestionFocus, find_entities

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from pipeline.answer_types import asking_clause
 from pipeline.claim_reading import mention_claim, negated
+from pipeline.context import content_terms
 from pipeline.correction_reading import CORRECTION_CLAIM_CF
 from pipeline.extraction import clause_around, find_values
 from pipeline.question import QuestionFocus, find_entities
@@ -18,19 +19,8 @@ from symbolic import Claim
 _DENIAL_RE = re.compile(r"\b(?:not|no|never|wrong|incorrect|false|mistaken|outdated|superseded|instead|rather)\b|"
                         r"n't|不|没|并非|错误|有误|过时|而非", re.IGNORECASE)
 _WHY_RE = re.compile(r"^\W*(?:why|为什么|为何)", re.IGNORECASE)
-_WORD_RE = re.compile(r"[a-z]{3,}", re.IGNORECASE)
-_HAN_RUN_RE = re.compile(r"[\u4e00-\u9fff]{2,}")
-# Words any sentence may share with a question; they say nothing of the premise.
-_COMMON = frozenset("the and are for was were with that this what which how long much many must may can does "
-                    "have has had will would should could their there they them per each from into".split())
-# Two words of the premise's own clause, besides its value, make the answer's clause a restatement of it.
+# Two content words of the premise's own text, besides its value, make the answer's clause a restatement of it.
 MIN_SHARED_WORDS = 2
-
-
-def _words(text: str) -> set[str]:
-    """English words of three letters or more, and every two-character run of Chinese (it has no spaces)."""
-    han = {run[i:i + 2] for run in _HAN_RUN_RE.findall(text) for i in range(len(run) - 1)}
-    return ({w.lower() for w in _WORD_RE.findall(text)} | han) - _COMMON
 
 
 def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim], focus: QuestionFocus,
@@ -56,7 +46,7 @@ def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim],
         if negated(answer, m.start) or _DENIAL_RE.search(clause):
             continue
         named = find_entities(clause, rulebase)
-        said = _words(clause) - _words(answer[m.start:m.end])
+        said = content_terms(clause)
         for p in premises:
             relation, args = p.fact.relation, tuple(p.fact.args[:-1])
             if p.fact.args[-1] != m.value or (relation, args) in have:
@@ -70,7 +60,7 @@ def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim],
 
 
 def _restates(said: set[str], named: Sequence[Any], premise: Claim, args: tuple, rulebase: Any) -> bool:
-    """Whether the answer's clause (its words ``said`` besides the value's, the entities ``named``) restates the
+    """Whether the answer's clause (its content words ``said``, the entities ``named``) restates the
     premise: an entity of the premise named and no other entity of its types, or words of the premise's text."""
     sig = rulebase.relations.get(premise.fact.relation)
     if sig is None:
@@ -80,4 +70,4 @@ def _restates(said: set[str], named: Sequence[Any], premise: Claim, args: tuple,
         return False
     if any(x.entity_id in args for x in named):
         return True
-    return len(said & _words(premise.text)) >= MIN_SHARED_WORDS
+    return len(said & content_terms(premise.text)) >= MIN_SHARED_WORDS

@@ -171,6 +171,7 @@ def test_a_value_the_documents_state_is_read_in_an_answer_to_a_question_stating_
     assert read(q, "In Tier 1, three nights at the limit per night cost EUR 540.",
                 {"hotel_limit": (parse_value("EUR 180"),)}) == []
 
+
 def test_two_thirds_of_a_name_beside_another_relations_words_is_no_lookup():
     """Shipped con-12 (0.5B): the manager approving reports within 30 days is no submission deadline, though the
     documents state 30 days for it; the deadline named by its label is read."""

@@ -11,6 +11,7 @@ from pipeline.answer_scope import (about_another, about_another_subject, about_n
                                    relation_terms, repeats_itself)
 from pipeline.calculation import Calculation, calculations, computed_by
 from pipeline.codes import names_a_sibling
+from pipeline.condition_clause import condition_of, measures_the_condition
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -252,6 +253,12 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
     if elsewhere:
         return elsewhere
     topics = topic_terms(focus.question, focus)
+    condition = condition_of(focus.question, topics)
+    if condition is not None:
+        if measures_the_condition(text, condition, [m.value for m in answered]):
+            return (f"it gives the value of what bounds the question ({', '.join(sorted(condition.bound))}), not of "
+                    f"what it asks about ({', '.join(sorted(condition.asked))})")
+        topics = topics - condition.bound     # the bound's words need not be said again
     if len(topics) >= 2:
         own = content_terms(text.replace("\n", " "))
         lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"

@@ -70,11 +70,19 @@ def _words_in(hyphenated: str, terms: set[str]) -> bool:
 
 def one_word(a: str, b: str) -> bool:
     """Two forms of one English word: all but the last two letters of the shorter (five at least) begin both
-    ("respond", "response"; "warranty", "warranties"; not "pay", "payload")."""
+    ("respond", "response"; "warranty", "warranties"; not "pay", "payload"), or the longer is the shorter (four
+    letters at least) inflected ("drive", "driving"; "take", "taken"; "plan", "planned")."""
     if not (a.isascii() and b.isascii() and a.isalpha() and b.isalpha()):
         return False
     stem = min(len(a), len(b)) - 2
-    return stem >= 5 and a[:stem] == b[:stem]
+    return (stem >= 5 and a[:stem] == b[:stem]) or _inflected(*sorted((a, b), key=len))
+
+
+def _inflected(short: str, long: str) -> bool:
+    if len(short) < 4:
+        return False
+    bases = [short, short + short[-1], *([short[:-1]] if short.endswith("e") else [])]
+    return any(long == base + end for base in bases for end in ("ing", "ed", "en", "es"))
 
 
 def says_phrase(text: str, phrase: str) -> bool:

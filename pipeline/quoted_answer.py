@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
 from pipeline.answer_types import TOTAL_WORDS, VALUE_ANSWER_TYPES, asking_clause, asks_two
 from pipeline.codes import asked_codes, names_other_codes
+from pipeline.condition_clause import condition_of, measures_the_condition
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.prompts import is_chinese
@@ -137,6 +138,12 @@ def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[An
     topics = topic_terms(question, focus)
     if len(topics) < 2:      # one topic word cannot tell the sentences of a passage apart
         return []
+    # "how long may they drive before they must take a break?": the break's words bound what is asked; a
+    # statement need not use them, and one whose value is the break's answers another question
+    condition = condition_of(question, topics)
+    if condition is not None:
+        topics = topics - condition.bound
+    stated = own_values(question, focus)
     # "王雨博士要在液氮充装间分装液氮，他的低温液体操作培训有效期是多久？": the scene's words are not what is asked
     start, end = asking_clause(question)
     asking = topic_terms(question[start:end], focus) & topics if start else set()
@@ -154,6 +161,9 @@ def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[An
     weight = {t: math.log(1 + len(shown) / (1 + sum(bool(found_in({t}, ts)) for ts in terms))) for t in topics}
     for (n, at, sentence, heading), with_heading in zip(shown, terms):
         if not fits(sentence) or names_another_entity(focus, f"{heading} {sentence}", rulebase):
+            continue
+        if condition is not None and measures_the_condition(
+                sentence, condition, [v for v, *_ in find_values(sentence) if v not in stated]):
             continue
         own = found_in(topics, content_terms(sentence))
         used = found_in(topics, with_heading)

@@ -11,9 +11,11 @@ from typing import Any, Sequence
 from pipeline.context import content_terms
 from pipeline.extraction import ValueMention, blanked, cited_for, clause_around, find_values, sentences
 from pipeline.question import QuestionFocus, find_entities, param_fits, relation_score
-from pipeline.symbolic_answer import asks_a_computation
+from pipeline.answer_types import TOTAL_WORDS
+from pipeline.symbolic_answer import COUNT_WORDS, asks_a_computation
 from symbolic import Claim, Fact, Provenance
 from symbolic.model import VALUE_TYPES
+from symbolic.values import Quantity
 
 log = logging.getLogger(__name__)
 
@@ -88,16 +90,23 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     asked = [v for v, *_ in find_values(focus.question)]
     used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or negated(answer, m.start)}
     asserted = {(p.fact.relation, tuple(p.fact.args[:-1])) for p in premises}
+    # a goal binding the question's values computes the answer, and a question counting or totalling asks for
+    # what is computed ("住 3 晚…最多能报销多少"): the answer's value is no lookup
+    computed = any(g.stated for g in focus.goals) or _counts(question, focus)
     # a goal the question asserts comes last: "X has a 36-month warranty; what is Y's?" asks Y's; but "why is
     # X's warranty 36 months?" asks nothing else, and an answer's value of the relation corrects it
     for goal in sorted(focus.goals, key=lambda g: (g.relation, tuple(g.args)) in asserted):
         sig = rulebase.relations.get(goal.relation)
         if sig is None or sig.arity < 2 or any(c.fact.relation == goal.relation for c, _ in out):
             continue
-        if computes and (goal.stated or asks_a_computation(question, focus, goal)):
+        # a computing question's answer may give the total or what it is computed from: only a value the
+        # documents state for the relation is that relation's ("15 天" of "工作满 2 年…一共有多少天年假？")
+        looked_up = computes and bool(goal.stated or asks_a_computation(question, focus, goal))
+        if looked_up and (goal.stated or computed):
             continue
         for i, m in enumerate(mentions):
-            if i in used or not fits(sig, m.value):
+            if i in used or not fits(sig, m.value) or \
+                    (looked_up and not focus.documents(goal.relation, m.value, goal.args)):
                 continue
             s, e = sentence_around(answer, m.start)
             in_sentence = find_entities(answer[s:e], rulebase)
@@ -107,6 +116,15 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
             used.add(i)
             break
     return out
+
+
+def _counts(question: str, focus: QuestionFocus) -> bool:
+    """The question totals, counts things or states a count ("3 晚", "10 robots", "three nights"), rather than
+    stating the asker's case ("I am 70 years old", "工作满 2 年")."""
+    if TOTAL_WORDS.search(question) or COUNT_WORDS.search(question):
+        return True
+    unnamed = blanked(question, [(e.start, e.end) for e in focus.entities] + list(focus.name_spans))
+    return any(isinstance(v, Quantity) and v.dimension in ("", "count") for v, *_ in find_values(unnamed))
 
 
 def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[Any], goal: Any, sig: Any) -> bool:

@@ -210,7 +210,7 @@ def facts_focus(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     documented: dict[str, list[Any]] = {}
     for f in [*rulebase.facts, *facts]:
         if f.args:
-            documented.setdefault(f.relation, []).append(f.args[-1])
+            documented.setdefault(f.relation, []).append(tuple(f.args))
     return replace(out, documented={r: tuple(vs) for r, vs in documented.items()})
 
 

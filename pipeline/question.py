@@ -52,12 +52,14 @@ class QuestionFocus:
     # terms that say relations' names besides its words: its values outside its entities ("#30 days":
     # name_values.value_terms) and the nouns its question words ask for ("how far": range; answer_types.asked_nouns)
     name_cues: frozenset[str] = frozenset()
-    # relation -> the values the facts found for the question state of it (pipeline.evidence.facts_focus): a value
-    # an answer says that the documents state for a relation is looked up, not computed from the question's
-    documented: Mapping[str, tuple] = field(default_factory=dict)
+    # relation -> the arguments of its facts, the value last (pipeline.evidence.facts_focus): a value an answer
+    # says that the documents state for a relation is looked up, not computed from the question's
+    documented: Mapping[str, tuple[tuple, ...]] = field(default_factory=dict)
 
-    def documents(self, relation: str, value: Any) -> bool:
-        return any(v == value for v in self.documented.get(relation, ()))
+    def documents(self, relation: str, value: Any, args: tuple | None = None) -> bool:
+        """Whether the facts state ``value`` for ``relation`` (of ``args``, where given)."""
+        return any(a[-1] == value and (args is None or tuple(a[:-1]) == tuple(args))
+                   for a in self.documented.get(relation, ()))
 
     @property
     def entity_ids(self) -> set[str]:

@@ -210,3 +210,26 @@ def test_the_focus_holds_the_values_the_facts_state_of_each_relation(rb):
     assert focus.documents("hotel_limit_per_night", Money(450, "CNY"))
     assert not focus.documents("vehicle_price", Money(2745000, "USD"))
     assert not focus.documents("fleet_order_cost", Money(2745000, "USD"))
+
+
+def test_a_computing_questions_answer_is_read_as_a_lookup_only_where_the_documents_state_that_value(rb):
+    """A question stating a value of its own may be answered by a total or by what it is computed from: a value
+    the documents state for the asked relation and entity is that relation's claim; any other value is not read,
+    and where a goal computes with the question's values, the answer's value is the computed goal's."""
+    from pipeline.claim_reading import focus_claims
+    from pipeline.extraction import extract_claims
+
+    def read(question, answer):
+        focus = facts_focus(parse_question(question, rb), rb, [], {})
+        _claims, mentions = extract_claims(answer, [], rb)
+        return [str(c.fact) for c, _m in focus_claims(answer, mentions, focus, rb)]
+
+    q = "I am 70 years old. What does the 30-day pass cost for seniors?"
+    assert read(q, "[1] $40.00") == ["monthly_pass_price(senior, 40 USD)"]
+    assert read(q, "[1] $92.00") == []          # the adult's price: the documents state it for no senior
+    assert read(q, "[1] $80.00") == []
+    # a question counting nights asks for a total: the per-night 450 元 it is answered with is no lookup
+    q = "成都车场的员工去外地出差住 3 晚酒店，住宿费最多能报销多少？"
+    assert [g.relation for g in parse_question(q, rb).goals] == ["hotel_limit_per_night"]
+    assert read(q, "[1] 450 元") == []
+    assert read("成都车场的住宿标准是多少？", "[1] 450 元") == ["hotel_limit_per_night(chengdu, 450 CNY)"]

@@ -162,14 +162,14 @@ def test_a_value_the_documents_state_is_read_in_an_answer_to_a_question_stating_
     twelve, twenty_four = parse_value("12 months"), parse_value("24 months")
     # the whole name is read as ever; half of one, named alone, only where the documents state the value for it
     assert read(q, answer, {}) == ["warranty_period(ax_200, 24 months)"]
-    assert read(q, answer, {"battery_warranty": (twelve,)}) == [
+    assert read(q, answer, {"battery_warranty": (("ax_200", twelve),)}) == [
         "warranty_period(ax_200, 24 months)", "battery_warranty(ax_200, 12 months)"]
-    assert read(q, answer, {"battery_warranty": (twenty_four,)}) == ["warranty_period(ax_200, 24 months)"]
+    assert read(q, answer, {"battery_warranty": (("ax_200", twenty_four),)}) == ["warranty_period(ax_200, 24 months)"]
     # a computed total is stated by no document: unread though its clause names half a relation
     q = "What do 3 nights in Tier 1 cost?"
     assert read(q, "In Tier 1, three nights at the limit per night cost EUR 540.", {}) == []
     assert read(q, "In Tier 1, three nights at the limit per night cost EUR 540.",
-                {"hotel_limit": (parse_value("EUR 180"),)}) == []
+                {"hotel_limit": (("tier_1", parse_value("EUR 180")),)}) == []
 
 
 def test_two_thirds_of_a_name_beside_another_relations_words_is_no_lookup():
@@ -182,7 +182,7 @@ def test_two_thirds_of_a_name_beside_another_relations_words_is_no_lookup():
 
     shipped = load_rulebase(Path(__file__).resolve().parents[1] / "rules")
     q = "My trip ended in March 2025 and I submitted the expense report 45 days later. Will it be reimbursed?"
-    focus = replace(parse_question(q, shipped), documented={"expense_submission_deadline": (parse_value("30 days"),)})
+    focus = replace(parse_question(q, shipped), documented={"expense_submission_deadline": (("travel_policy", parse_value("30 days")),)})
 
     def read(answer):
         _claims, mentions = extract_claims(answer, [], shipped)

@@ -26,7 +26,9 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
      # "what is the response time / loan period / notice period": a period by name
      r"\b(?:what|which)\s+(?:is|are)\s+the\s+(?:[a-z-]+\s+){0,3}?(?:response|resolution|loan|notice|retention|"
      r"waiting|processing|lead|turnaround|delivery|warranty|grace|probation(?:ary)?)\s+(?:times?|periods?)\b|"
-     r"\bwithin\s+how\s+many\b|多少天|几天|多久|多长时间|几个月|多少个月|几年|多少小时|几小时|几个小时|提前几天|多少个工作日|几个工作日",
+     r"\bwithin\s+how\s+many\b|多久|多长时间|"
+     # "多少个小时", "几周", "多少个工作日": a count of a unit of time (not "多少日元", "多少年终奖", "几月份")
+     r"(?:多少|几)个?(?:工作日|天|日|周|星期|礼拜|月|年|小时|钟头|分钟|秒钟?)(?![元薪费金终度票卡份])",
      ("duration",)),
     (r"\bhow\s+much\b.*\b(cost|costs|price|pay|paid|fee|fees|reimburs\w*|allowance|limit|budget|charge|worth|spend)\b|"
      r"\b(what|which)\s+(?:is\s+the\s+)?(?:[a-z-]+\s+){0,2}?(price|cost|fee|amount|allowance|per\s+diem|budget|limit)\b|"

@@ -72,6 +72,13 @@ def kb_facts(rb, passages=KB):
     ("可以报销吗？", {"yesno"}),
     ("成都车场的公交车多久要做一次二级保养？", {"duration", "quantity"}),   # how often: in time or in km
     ("多久检测一次？", {"duration", "quantity"}),
+    # a count of a unit of time is a duration, however it is counted; yen, a year-end bonus and a month's name
+    # are not
+    ("司机可以连续驾驶多少个小时？", {"duration"}),
+    ("培训有效期是多少周？", {"duration"}),
+    ("这台设备多少日元？", {"money", "quantity", "percent", "number", "duration"}),
+    ("年终奖几月份发？", set()),
+    ("要等几台车？", {"number", "quantity"}),
     ("Describe the AX-200.", set()),
 ])
 def test_answer_types_from_question_words(question, types):

@@ -11,7 +11,7 @@ from pipeline.answer_scope import (about_another, about_another_subject, about_n
                                    relation_terms, repeats_itself)
 from pipeline.calculation import Calculation, calculations, computed_by
 from pipeline.codes import names_a_sibling
-from pipeline.condition_clause import condition_of, measures_the_condition
+from pipeline.condition_clause import condition_of, measures_the_condition, needed_topics
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import EvidenceValue, ValueMention, find_values, mask_citations
 from pipeline.grounding import NOT_CITED, values_match
@@ -258,24 +258,24 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         if measures_the_condition(text, condition, [m.value for m in answered]):
             return (f"it gives the value of what bounds the question ({', '.join(sorted(condition.bound))}), not of "
                     f"what it asks about ({', '.join(sorted(condition.asked))})")
-        topics = topics - condition.bound     # the bound's words need not be said again
     if len(topics) >= 2:
         own = content_terms(text.replace("\n", " "))
         lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"
         worded, terse = TOPIC_SHARE[lang]
         if len(own) >= VERBOSE_TERMS[lang]:
             used = found_in(topics, own)
-            enough = len(used) >= worded * len(topics)
+            enough = len(used) >= worded * len(needed_topics(topics, condition, used))
             asking = topic_terms(focus.question[start:end], focus) & topics if start else set()
             if not enough and asking and len(found_in(asking, own)) >= worded * len(asking):
                 # it answers the asking clause in its own words; the scene before it ("a safety incident that
                 # happened on a tram") may be said by the cited sources stating its values (the "Critical:
                 # safety incident, injury … 2 hours" row): a value of another case has no such source
                 used = found_in(topics, own | content_terms(_said_about(mentions, evidence)))
-                enough = len(used) >= worded * len(topics)
+                enough = len(used) >= worded * len(needed_topics(topics, condition, used))
         else:
             used = found_in(topics, own | content_terms(_said_about(mentions, evidence)))
-            enough = len(used) >= terse * len(topics)
+            enough = len(used) >= terse * len(needed_topics(topics, condition, used))
+        topics = needed_topics(topics, condition, used)
         if not used:
             return "it shares no word with what the question asks about"
         if not enough:

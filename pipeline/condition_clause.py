@@ -56,6 +56,14 @@ _MEASURE_AFTER = re.compile(
 _MEASURE_BEFORE = re.compile(r"[\s-]?")
 
 
+def needed_topics(topics: set[str], condition: Condition | None, used: set[str]) -> set[str]:
+    """The topic terms a statement using ``used`` must be measured against: the condition's words count where it
+    uses them ("First class is allowed for a rail journey of more than 2 hours" to "How long must a train journey
+    be before I may travel first class?") and are not missed where it does not ("Longest continuous driving 4.5
+    hours" to "how long may they drive before they must take a break?")."""
+    return topics if condition is None else topics - (condition.bound - used)
+
+
 def measures_the_condition(text: str, condition: Condition, values: Iterable[Any]) -> bool:
     """Whether ``text`` gives each of ``values`` it states as the measure of a word of the condition and of no word
     of what is asked: "a break of at least 30 minutes" is the break's length, not the driving time. False when it

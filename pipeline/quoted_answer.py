@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 from pipeline.answer_check import TOPIC_SHARE, topic_terms
 from pipeline.answer_types import TOTAL_WORDS, VALUE_ANSWER_TYPES, asking_clause, asks_two
 from pipeline.codes import asked_codes, names_other_codes
-from pipeline.condition_clause import condition_of, measures_the_condition
+from pipeline.condition_clause import condition_of, measures_the_condition, needed_topics
 from pipeline.context import content_terms, found_in
 from pipeline.extraction import blanked, find_values, sentences
 from pipeline.prompts import is_chinese
@@ -139,10 +139,9 @@ def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[An
     if len(topics) < 2:      # one topic word cannot tell the sentences of a passage apart
         return []
     # "how long may they drive before they must take a break?": the break's words bound what is asked; a
-    # statement need not use them, and one whose value is the break's answers another question
+    # statement need not use them (it counts those it uses), and one whose value is the break's answers another
+    # question
     condition = condition_of(question, topics)
-    if condition is not None:
-        topics = topics - condition.bound
     stated = own_values(question, focus)
     # "王雨博士要在液氮充装间分装液氮，他的低温液体操作培训有效期是多久？": the scene's words are not what is asked
     start, end = asking_clause(question)
@@ -167,10 +166,12 @@ def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[An
             continue
         own = found_in(topics, content_terms(sentence))
         used = found_in(topics, with_heading)
-        share = len(used) / len(topics)
-        weighted = sum(weight[t] for t in used) / sum(weight.values())
+        needed = needed_topics(topics, condition, used)
+        share = len(used) / len(needed)
+        weighted = sum(weight[t] for t in used) / sum(weight[t] for t in needed)
+        asked_here = asking & needed
         if share < need or weighted < WEIGHTED_NEED[lang] or not own or \
-                (asking and len(found_in(asking, with_heading)) < need * len(asking)):
+                (asked_here and len(found_in(asked_here, with_heading)) < need * len(asked_here)):
             continue
         lead = f"{heading}{'：' if chinese else ': '}" if heading and used - own else ""
         names = bool(asked_names and found_in(asked_names, content_terms(sentence)))

@@ -88,3 +88,21 @@ def test_a_draft_giving_the_conditions_value_does_not_answer(rb):
     # the measure's value, without the condition's words, answers
     assert answer_gap_for(rb, "How long may bus operators drive before they must take a break?",
                           "Bus operators may drive at most 4.5 hours [1].", [DUTY]) is None
+
+
+def test_the_conditions_words_count_where_a_statement_uses_them():
+    from pipeline.condition_clause import needed_topics
+    from pipeline.question import parse_question
+    from pipeline.quoted_answer import quotes
+
+    rail = Condition(frozenset({"train", "journey"}), frozenset({"travel", "first", "class"}))
+    topics = {"train", "journey", "travel", "first", "class"}
+    assert needed_topics(topics, rail, {"journey", "first", "class"}) == {"train", "journey", "first", "class"}
+    assert needed_topics(topics, rail, {"journey"}) == {"train", "journey"}
+    assert needed_topics(topics, None, {"journey"}) == topics
+    # shipped sup-08: what the threshold unlocks ("first class") tells the statement apart from other journeys'
+    travel = FakePassage("travel.md", "A rail journey is booked at least 7 days before departure. First class is "
+                         "allowed for a single rail journey that is scheduled to take more than 2 hours.", 0.9)
+    question = "How long must a train journey be before I may travel first class?"
+    [quote] = quotes(question, parse_question(question, None), [travel])
+    assert quote.sentence.startswith("First class is allowed") and "2 hours" in quote.text

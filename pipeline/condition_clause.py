@@ -67,7 +67,7 @@ def needed_topics(topics: set[str], condition: Condition | None, used: set[str])
 def measures_the_condition(text: str, condition: Condition, values: Iterable[Any]) -> bool:
     """Whether ``text`` gives each of ``values`` it states as the measure of a word of the condition and of no word
     of what is asked: "a break of at least 30 minutes" is the break's length, not the driving time. False when it
-    gives none of them that way."""
+    states none of them, or one of them measures anything else or nothing."""
     wanted = list(values)
     topics = set(condition.asked | condition.bound)
     words = [(w.start(), w.end(), found_in(topics, content_terms(w.group(0)))) for w in _WORD.finditer(text)]

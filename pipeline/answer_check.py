@@ -263,19 +263,20 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
         lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in focus.question) else "en"
         worded, terse = TOPIC_SHARE[lang]
         if len(own) >= VERBOSE_TERMS[lang]:
+            share = worded
             used = found_in(topics, own)
-            enough = len(used) >= worded * len(needed_topics(topics, condition, used))
             asking = topic_terms(focus.question[start:end], focus) & topics if start else set()
-            if not enough and asking and len(found_in(asking, own)) >= worded * len(asking):
+            if len(used) < share * len(needed_topics(topics, condition, used)) and asking and \
+                    len(found_in(asking, own)) >= worded * len(asking):
                 # it answers the asking clause in its own words; the scene before it ("a safety incident that
                 # happened on a tram") may be said by the cited sources stating its values (the "Critical:
                 # safety incident, injury … 2 hours" row): a value of another case has no such source
                 used = found_in(topics, own | content_terms(_said_about(mentions, evidence)))
-                enough = len(used) >= worded * len(needed_topics(topics, condition, used))
         else:
+            share = terse
             used = found_in(topics, own | content_terms(_said_about(mentions, evidence)))
-            enough = len(used) >= terse * len(needed_topics(topics, condition, used))
         topics = needed_topics(topics, condition, used)
+        enough = len(used) >= share * len(topics)
         if not used:
             return "it shares no word with what the question asks about"
         if not enough:

@@ -102,7 +102,7 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         # a computing question's answer may give the total or what it is computed from: only a value the
         # documents state for the relation is that relation's ("15 天" of "工作满 2 年…一共有多少天年假？")
         looked_up = computes and bool(goal.stated or asks_a_computation(question, focus, goal))
-        if looked_up and (goal.stated or computed):
+        if looked_up and computed:      # (a goal binding the question's values is ``computed`` too)
             continue
         for i, m in enumerate(mentions):
             if i in used or not fits(sig, m.value) or \

@@ -14,7 +14,7 @@ VALUE_ANSWER_TYPES = frozenset({"duration", "money", "quantity", "percent", "dat
 # question words). Order matters: the first rule that matches decides, so specific cues come first.
 _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
     (r"\b(what|which)\s+(?:[a-z-]+\s+){0,2}?(percentage|percent|share|discount|rate)\b|\bhow\s+many\s+percent\b|"
-     r"百分之几|百分比|多少%|折扣是多少|几折",
+     r"百分之几|百分之多少|百分比|多少%|(?:几|多少)个?百分点|折扣是多少|几折",
      ("percent",)),
     # "多久做一次二级保养" asks how often, as "how often" does: an interval in time or in distance ("每两万公里")
     (r"(?:多久|多长时间|每隔多久)[^？?，,。]{0,10}一次", ("duration", "quantity")),
@@ -40,8 +40,11 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
     (r"\bwhat\s+(?:do|does|did|will|would|can|could)\s+[^?]*\bcost\b|"
      r"\bwhat\s+is\s+the\s+(?:most|least|maximum|minimum)\b[^?]*\b(?:cost|spend|pay|paid|reimburs\w*)\b",
      ("money",)),
+    # a measure's noun asks for it only where the question word follows it, as "what is the temperature" asks it:
+    # "温度是多少度" does; "在零下 25 度的冷库里…" and "重量 20 公斤的货物…" only set the scene
     (r"\bhow\s+(heavy|fast|far|big|large|tall|wide|high)\b|\b(what|which)\s+(is\s+the\s+)?(payload|weight|speed|"
-     r"capacity|range|temperature|distance|length|height)\b|多重|多快|多远|载重|重量|速度|温度|容量",
+     r"capacity|range|temperature|distance|length|height)\b|多重|多快|多远|"
+     r"(?:载重|重量|速度|温度|容量)[^，,。；;？?]{0,6}?(?:多少|几|多大|多高|多低|多重|多快)",
      ("quantity", "number")),
     (r"\bhow\s+many\b|多少个|几个|多少名|多少台|几台|多少次|几次|几位", ("number", "quantity")),
     (r"\bhow\s+much\b|多少", ("money", "quantity", "percent", "number", "duration")),

@@ -79,6 +79,13 @@ def kb_facts(rb, passages=KB):
     ("这台设备多少日元？", {"money", "quantity", "percent", "number", "duration"}),
     ("年终奖几月份发？", set()),
     ("要等几台车？", {"number", "quantity"}),
+    # a measure's noun asks for it where the question word follows it; before another question it sets a scene
+    ("冷库的温度要保持在多少度？", {"number", "quantity"}),
+    ("AX-200 的载重是多少？", {"number", "quantity"}),
+    ("在温度 -25°C 的冷库里，每班补贴多少钱？", {"money", "quantity", "percent"}),
+    ("在温度低于零下 18 度的冷库，索赔要什么时候提出？", {"date", "duration"}),
+    ("重量超过 30 公斤的包裹，运费加收百分之多少？", {"percent"}),
+    ("加收几个百分点？", {"percent"}),
     ("Describe the AX-200.", set()),
 ])
 def test_answer_types_from_question_words(question, types):

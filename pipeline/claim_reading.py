@@ -77,8 +77,9 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
                  rulebase: Any, premises: Sequence[Claim] = ()) -> list[tuple[Claim, ValueMention]]:
     """A value of the asked relation's type, in a sentence that names the asked entity or no other
     entity of its type, is that relation's claim about that entity ("It costs EUR 38,500 [1]" to "what
-    does the AX-200 cost?"). One claim per goal: the first fitting value. Nothing when the question states
-    values of its own (it computes: "a 3-day trip" asks for a total, not the daily rate), and never a value
+    does the AX-200 cost?"). One claim per goal: the first fitting value. When the question states values of
+    its own (it computes: "a 3-day trip" asks for a total, not the daily rate), only a value the documents give
+    the relation is read (for the goal's entity, where the question asks the relation of two), and never a value
     the question itself states or the answer negates ("不是 120 元"). The values of ``premises`` (claims the
     question asserts: pipeline.premise.stated_premises) set the scene and compute nothing ("通风橱面风速只要达到
     0.3 米/秒就能使用，那通风橱多久检测一次？" asks a plain lookup), and what they assert is asked last."""
@@ -104,9 +105,12 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         looked_up = computes and bool(goal.stated or asks_a_computation(question, focus, goal))
         if looked_up and computed:      # (a goal binding the question's values is ``computed`` too)
             continue
+        # the question's one goal of its relation: a value the documents give the relation for other arguments is
+        # still that relation's, looked up for the wrong entity (a claim the rules can refute)
+        sole = sum(g.relation == goal.relation for g in focus.goals) == 1
         for i, m in enumerate(mentions):
             if i in used or not fits(sig, m.value) or \
-                    (looked_up and not focus.documents(goal.relation, m.value, goal.args)):
+                    (looked_up and not focus.documents(goal.relation, m.value, None if sole else goal.args)):
                 continue
             s, e = sentence_around(answer, m.start)
             in_sentence = find_entities(answer[s:e], rulebase)

@@ -214,8 +214,9 @@ def test_the_focus_holds_the_values_the_facts_state_of_each_relation(rb):
 
 def test_a_computing_questions_answer_is_read_as_a_lookup_only_where_the_documents_state_that_value(rb):
     """A question stating a value of its own may be answered by a total or by what it is computed from: a value
-    the documents state for the asked relation and entity is that relation's claim; any other value is not read,
-    and where a goal computes with the question's values, the answer's value is the computed goal's."""
+    the documents state for the asked relation is that relation's claim (for the asked entity, where the question
+    asks the relation once; where it asks it of two, for the one the documents state it of); any other value is
+    not read, and where a goal computes with the question's values, the answer's value is the computed goal's."""
     from pipeline.claim_reading import focus_claims
     from pipeline.extraction import extract_claims
 
@@ -226,8 +227,14 @@ def test_a_computing_questions_answer_is_read_as_a_lookup_only_where_the_documen
 
     q = "I am 70 years old. What does the 30-day pass cost for seniors?"
     assert read(q, "[1] $40.00") == ["monthly_pass_price(senior, 40 USD)"]
-    assert read(q, "[1] $92.00") == []          # the adult's price: the documents state it for no senior
+    # the adult's price given for a senior: the answer claims it of the senior, a claim the rules refute
+    assert read(q, "[1] $92.00") == ["monthly_pass_price(senior, 92 USD)"]
+    assert read(q, "[1] The 30-day pass costs $92.00 for adults.") == []      # said of another rider
     assert read(q, "[1] $80.00") == []
+    # asked of two riders, the value the documents state of neither is neither's; of one, that one's
+    q = "I am 70 years old and my son is 40 years old. What does the 30-day pass cost for seniors and for adults?"
+    assert read(q, "[1] $85.00") == []
+    assert read(q, "[1] $92.00") == ["monthly_pass_price(adult, 92 USD)"]
     # a question counting nights asks for a total: the per-night 450 元 it is answered with is no lookup
     q = "成都车场的员工去外地出差住 3 晚酒店，住宿费最多能报销多少？"
     assert [g.relation for g in parse_question(q, rb).goals] == ["hotel_limit_per_night"]

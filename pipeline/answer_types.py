@@ -33,7 +33,9 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
     (r"\bhow\s+much\b.*\b(cost|costs|price|pay|paid|fee|fees|reimburs\w*|allowance|limit|budget|charge|worth|spend)\b|"
      r"\b(what|which)\s+(?:is\s+the\s+)?(?:[a-z-]+\s+){0,2}?(price|cost|fee|amount|allowance|per\s+diem|budget|limit)\b|"
      r"\bhow\s+much\s+money\b|"
-     r"多少钱|多少元|价格是多少|费用是多少|售价|报销多少|补贴多少|补助多少|标准是多少|上限是多少",
+     r"多少钱|多少元|价格是多少|费用是多少|售价|报销多少|补贴多少|补助多少|标准是多少|上限是多少|"
+     # a noun of money before the question word, as "what is the fee?": 年费、押金、罚款、工资、津贴、报酬是多少
+     r"(?:[费价金款薪酬资]|津贴|补贴|补助)(?:用|标准)?\s*(?:是|为|要|需要)?\s*多少(?![天日周月年个次倍小分秒岁度])",
      ("money", "quantity", "percent")),
     # "What do 10 AX-200 robots cost?", "What is the most a 4-night stay can cost?": an amount of money, not the
     # discount that goes into it (shipped num-04 with the 0.5B model and no rule files quoted "Volume discount 8 %")

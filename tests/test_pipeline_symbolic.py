@@ -86,6 +86,11 @@ def kb_facts(rb, passages=KB):
     ("在温度低于零下 18 度的冷库，索赔要什么时候提出？", {"date", "duration"}),
     ("重量超过 30 公斤的包裹，运费加收百分之多少？", {"percent"}),
     ("加收几个百分点？", {"percent"}),
+    # a noun of money before the question word asks an amount, as "what is the fee?" does; not a count of days
+    ("格拉斯哥校区博士生做助教，每小时报酬是多少？", {"money", "quantity", "percent"}),
+    ("押金是多少？", {"money", "quantity", "percent"}),
+    ("津贴多少？", {"money", "quantity", "percent"}),
+    ("补贴是多少天？", {"duration"}),
     ("Describe the AX-200.", set()),
 ])
 def test_answer_types_from_question_words(question, types):

@@ -86,6 +86,9 @@ def kb_facts(rb, passages=KB):
     ("在温度低于零下 18 度的冷库，索赔要什么时候提出？", {"date", "duration"}),
     ("重量超过 30 公斤的包裹，运费加收百分之多少？", {"percent"}),
     ("加收几个百分点？", {"percent"}),
+    # an elliptical 呢 asks again the measure its scene states; not where another question word asks
+    ("叉车满载时最高速度是 3 米/秒，那空载时呢？", {"number", "quantity"}),
+    ("重量 20 公斤的货物放在哪里呢？", set()),
     # a noun of money before the question word asks an amount, as "what is the fee?" does; not a count of days
     ("格拉斯哥校区博士生做助教，每小时报酬是多少？", {"money", "quantity", "percent"}),
     ("押金是多少？", {"money", "quantity", "percent"}),

@@ -47,8 +47,8 @@ _TYPE_CUES: list[tuple[str, tuple[str, ...]]] = [
     # ends in a bare 呢 asks the measure its scene states again ("满载时最高速度是 2.0 米/秒，那空载时呢？")
     (r"\bhow\s+(heavy|fast|far|big|large|tall|wide|high)\b|\b(what|which)\s+(is\s+the\s+)?(payload|weight|speed|"
      r"capacity|range|temperature|distance|length|height)\b|多重|多快|多远|"
-     r"(?:载重|重量|速度|温度|容量)[^，,。；;？?]{0,6}?(?:多少|几|多大|多高|多低|多重|多快)|"
-     r"(?:载重|重量|速度|温度|容量)[^？?多几哪什怎如吗]*呢\s*[？?]?\s*$",
+     r"(?:载重|重量|速度|温度|容量)"
+     r"(?:[^，,。；;？?]{0,6}?(?:多少|几|多大|多高|多低|多重|多快)|[^？?多几哪什怎如吗]*呢\s*[？?]?\s*$)",
      ("quantity", "number")),
     (r"\bhow\s+many\b|多少个|几个|多少名|多少台|几台|多少次|几次|几位", ("number", "quantity")),
     (r"\bhow\s+much\b|多少", ("money", "quantity", "percent", "number", "duration")),

@@ -1,5 +1,5 @@
 """`response_format` on /v1/chat/completions: `text`, `json_object` or `json_schema` (the constrained decoder's
-JSON Schema subset, pipeline/json_schema_subset.py) -> the logits processor that makes the reply valid JSON."""
+JSON Schema subset, neural/constrained/schema.py) -> the logits processor that makes the reply valid JSON."""
 from __future__ import annotations
 
 import asyncio
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.errors import ApiError
-from pipeline.constrained import JsonSchemaLogitsProcessor, vocabulary_for
-from pipeline.json_schema_subset import UnsupportedSchema, check_schema
+from neural.constrained.processor import JsonSchemaLogitsProcessor, vocabulary_for
+from neural.constrained.schema import UnsupportedSchema, check_schema
 
 PARAM = "response_format"
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K
-from pipeline.verify import MAX_ANSWER_CHARS, MAX_PASSAGE_CHARS, MAX_PASSAGES
+from pipeline.loop.verify import MAX_ANSWER_CHARS, MAX_PASSAGE_CHARS, MAX_PASSAGES
 
 MAX_QUESTION_CHARS = 4000
 

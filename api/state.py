@@ -107,7 +107,7 @@ def build_components(settings: Settings, progress: Any = None) -> dict[str, Any]
     remote = settings.remote_config()
     parts: dict[str, Any] = {"generator": connect_remote(remote, progress)} if remote else \
         {"engine": _local_engine(settings, progress)}
-    from pipeline.factory import open_retriever, open_rules
+    from pipeline.loop.factory import open_retriever, open_rules
 
     if settings.kb_dir is not None:  # ingests first when the index is missing or stale
         with progress.stage("index"):

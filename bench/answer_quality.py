@@ -5,7 +5,7 @@ Usage: .venv/bin/python bench/answer_quality.py [--model NAME] [--n 8] [--seed 0
            [--out runs/answer_quality.jsonl]
 
 A fixed-seed subset of the factual questions (answerable, numeric, superseded; English and Chinese) goes
-through one pipeline per prompt variant (pipeline.model_profiles.PromptProfile: form, abstention hint, doc
+through one pipeline per prompt variant (pipeline.generate.profiles.PromptProfile: form, abstention hint, doc
 ids, Chinese wording, source budget); the model, retriever and rules are shared and the variants take turns
 per question, so machine-load drift hits them alike. Policy `flag` and no symbolic answers: what is measured
 is the prompt's first draft. Printed per variant: gold value stated (pipeline.evaluation.scoring, gold
@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def variants() -> dict:
-    from pipeline.model_profiles import MEDIUM, SMALL, PromptProfile
-    from pipeline.prompts import PromptStyle
+    from pipeline.generate.profiles import MEDIUM, SMALL, PromptProfile
+    from pipeline.generate.prompts import PromptStyle
     return {
         "small": SMALL,
         "medium": MEDIUM,

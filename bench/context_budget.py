@@ -37,8 +37,8 @@ def main() -> int:
     from pipeline.evaluation.context_recall import ContextProcessor, context_summary
     from pipeline.evaluation.dataset import load_dataset
     from pipeline.evaluation.processors import read_support
-    from pipeline.model_profiles import PromptProfile, profile_for
-    from pipeline.sources import focus_passage
+    from pipeline.generate.profiles import PromptProfile, profile_for
+    from pipeline.generate.sources import focus_passage
 
     ds = load_dataset(args.dataset, "system")
     support = read_support(args.kb, ds.items)

@@ -6,7 +6,7 @@ Per run and view (plain RAG = the first draft, status ignored; verified = delive
 verified): coverage, hallucination among delivered answers, accuracy on factual items (answerable, numeric,
 superseded: the gold values stated by a delivered answer), correct abstention on unanswerable items, false
 abstention on answerable ones, and -- with --rules -- accuracy on the factual items the rules cover (the
-question parses into a rule-base relation, pipeline.question). Scores come from the run's records (gold
+question parses into a rule-base relation, pipeline.question.focus). Scores come from the run's records (gold
 annotations only); nothing is re-run.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _rate(num: int, den: int) -> str:
 
 
 def covered_ids(dataset: Path, rules: Path) -> set[str]:
-    from pipeline.question import parse_question
+    from pipeline.question.focus import parse_question
     from symbolic import load_rulebase
     rb = load_rulebase(rules)
     ids = set()

@@ -25,7 +25,7 @@ import jsonschema_rs  # noqa: E402
 import torch  # noqa: E402
 
 from neural import Engine, EngineConfig, SamplingParams  # noqa: E402
-from pipeline.constrained import JsonSchemaLogitsProcessor, vocabulary_for  # noqa: E402
+from neural.constrained.processor import JsonSchemaLogitsProcessor, vocabulary_for  # noqa: E402
 
 SCHEMA = {"type": "object", "additionalProperties": False, "required": ["name", "age", "city", "member", "score"],
           "properties": {"name": {"type": "string", "maxLength": 40}, "age": {"type": "integer"},

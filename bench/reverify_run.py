@@ -45,8 +45,8 @@ def main() -> int:
                     help="the run's model profile (small: the 135M default, medium: the 0.5B)")
     args = ap.parse_args()
     from pipeline import Answerer, AnswererConfig
-    from pipeline.factory import open_retriever, open_rules
-    from pipeline.model_profiles import MEDIUM, SMALL
+    from pipeline.loop.factory import open_retriever, open_rules
+    from pipeline.generate.profiles import MEDIUM, SMALL
     run, out = Path(args.run), Path(args.out)
     if not (run / "results.jsonl").is_file():
         print(f"{run}: no results.jsonl (not a system run folder)", file=sys.stderr)

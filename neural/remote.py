@@ -31,7 +31,7 @@ class RemoteGenerator:
     ``check()``), which also gives the context length where the server lists one."""
 
     # Logits processors run inside a local engine's sampler: over HTTP there is no hook for them, so readers
-    # that constrain decoding with one (pipeline.claim_reading) are off for this generator.
+    # that constrain decoding with one (pipeline.readers.focus) are off for this generator.
     supports_logits_processors = False
     is_remote = True
 

@@ -103,8 +103,8 @@ class Attempt:
     finish_reason: str | None = None
     gaps: list[str] = field(default_factory=list)   # why a draft with supported claims still fails
     cited_by_verifier: list[int] = field(default_factory=list)   # [n] appended to an answer that cited none
-    quoted: int | None = None        # not a model draft: the statement of source [n] it quotes (pipeline.quoted_answer)
-    computed: bool = False           # and the total it computes from that statement's rate (pipeline.computed_answer)
+    quoted: int | None = None        # not a model draft: the statement of source [n] it quotes (pipeline.answers.quoted)
+    computed: bool = False           # and the total it computes from that statement's rate (pipeline.answers.computed)
 
 
 @dataclass

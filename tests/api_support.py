@@ -201,7 +201,7 @@ class FakeAnswerer:
         return self._result(question, out.text, options)
 
     def verify(self, question: str, answer: str, passages: list[str] | None = None, **_: Any) -> Any:
-        from pipeline.verify import VerifyResult
+        from pipeline.loop.verify import VerifyResult
 
         return VerifyResult(question, answer, "flagged", "fake", [], [], [], source="passages" if passages else "kb")
 

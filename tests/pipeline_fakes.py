@@ -157,10 +157,11 @@ class ScriptedThenModel:
 
 
 def answer_gap_for(rulebase, question: str, answer: str, passages: list) -> str | None:
-    """pipeline.answer_check.answer_gap as the answer loop calls it, for ``answer`` over ``passages``."""
-    from pipeline.answer_check import answer_gap
-    from pipeline.extraction import extract_claims, extract_evidence
-    from pipeline.question import parse_question
+    """pipeline.checks.answer_check.answer_gap as the answer loop calls it, for ``answer`` over ``passages``."""
+    from pipeline.checks.answer_check import answer_gap
+    from pipeline.readers.patterns import extract_claims
+    from pipeline.evidence.passage_facts import extract_evidence
+    from pipeline.question.focus import parse_question
 
     _facts, values = extract_evidence(passages, rulebase)
     claims, mentions = extract_claims(answer, passages, rulebase)
@@ -170,8 +171,8 @@ def answer_gap_for(rulebase, question: str, answer: str, passages: list) -> str 
 def facts_read(reader, rulebase, question: str, answer: str) -> list[str]:
     """The facts a claim reader (value_claims, label_claims, band_claims: answer, its value mentions, the
     question's focus, the rule base) reads from ``answer`` to ``question``, as text."""
-    from pipeline.extraction import extract_claims
-    from pipeline.question import parse_question
+    from pipeline.readers.patterns import extract_claims
+    from pipeline.question.focus import parse_question
 
     _claims, mentions = extract_claims(answer, [], rulebase)
     return [str(c.fact) for c, _read in reader(answer, mentions, parse_question(question, rulebase), rulebase)]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_check import counted_units, value_periods
-from pipeline.extraction import extract_claims
+from pipeline.checks.answer_check import counted_units, value_periods
+from pipeline.readers.patterns import extract_claims
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage, answer_gap_for
 

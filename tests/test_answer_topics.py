@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from symbolic import load_rulebase
-from pipeline.context import content_terms, found_in, one_word
+from pipeline.text.terms import content_terms, found_in, one_word
 from pipeline_fakes import FakePassage, answer_gap_for
 
 BUDGET = FakePassage("hr/remote_work.md", "Each eligible employee receives a one-time home-office equipment budget of "
@@ -79,7 +79,7 @@ def test_a_why_question_needs_a_reason_or_a_corrected_premise(rb, answer, answer
 
 
 def test_a_chinese_why_question_is_answered_by_a_reason():
-    from pipeline.answer_check import _WHY, reasons
+    from pipeline.checks.answer_check import _WHY, reasons
     assert _WHY.search("为什么深圳员工的婚假只有 3 天？") and not _WHY.search("How long is the marriage leave?")
     assert reasons("因为婚假的天数是 10 天。") == {"因为"} and not reasons("深圳员工的婚假是 3 天。")
 

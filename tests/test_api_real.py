@@ -18,7 +18,7 @@ from api.app import create_app
 from api.settings import Settings
 from neural import Engine, EngineConfig, SamplingParams
 from pipeline import Answerer, AskOptions
-from pipeline.factory import open_retriever, open_rules
+from pipeline.loop.factory import open_retriever, open_rules
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent

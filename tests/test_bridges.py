@@ -1,14 +1,14 @@
-"""Value bridges (pipeline.bridges): a question that describes an entity by a measured value ("the robot with
+"""Value bridges (pipeline.evidence.bridges): a question that describes an entity by a measured value ("the robot with
 ±10 mm positioning accuracy") gets the passage stating that value, searched within the documents stating it,
 placed behind the first round's best passage."""
 from __future__ import annotations
 
 import pytest
 
-from pipeline.bridges import bridge_passages, documents_stating, place_after, stated_values
-from pipeline.evidence import gather
-from pipeline.kb_facts import KBFactCache, KBFacts
-from pipeline.extraction import extract_evidence
+from pipeline.evidence.bridges import bridge_passages, documents_stating, place_after, stated_values
+from pipeline.evidence.gather import gather
+from pipeline.evidence.kb_facts import KBFactCache, KBFacts
+from pipeline.evidence.passage_facts import extract_evidence
 from symbolic.values import Quantity
 from pipeline_fakes import FakePassage, rulebase_of
 

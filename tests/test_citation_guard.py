@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from pipeline.citation_guard import CitationOnlyGuard
+from pipeline.generate.citation_guard import CitationOnlyGuard
 
 
 class ListTokenizer:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig
-from pipeline.condition_clause import Condition, condition_of, measures_the_condition
-from pipeline.context import one_word
-from pipeline.extraction import find_values
-from pipeline.prompts import ABSTAIN_SENTINEL
+from pipeline.question.condition import Condition, condition_of, measures_the_condition
+from pipeline.text.terms import one_word
+from pipeline.text.values import find_values
+from pipeline.generate.prompts import ABSTAIN_SENTINEL
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, answer_gap_for, rulebase_of
 
 DRIVE = Condition(frozenset({"drive"}), frozenset({"break", "take"}))
@@ -91,9 +91,9 @@ def test_a_draft_giving_the_conditions_value_does_not_answer(rb):
 
 
 def test_the_conditions_words_count_where_a_statement_uses_them():
-    from pipeline.condition_clause import needed_topics
-    from pipeline.question import parse_question
-    from pipeline.quoted_answer import quotes
+    from pipeline.question.condition import needed_topics
+    from pipeline.question.focus import parse_question
+    from pipeline.answers.quoted import quotes
 
     rail = Condition(frozenset({"train", "journey"}), frozenset({"travel", "first", "class"}))
     topics = {"train", "journey", "travel", "first", "class"}

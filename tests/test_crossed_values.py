@@ -2,10 +2,10 @@
 state two values of one kind under two labels."""
 from __future__ import annotations
 
-from pipeline.crossed_values import crossed_by, other_row_named
-from pipeline.extraction import extract_evidence
-from pipeline.grounding import check_values
-from pipeline.extraction import find_values, ValueMention
+from pipeline.checks.crossed_values import crossed_by, other_row_named
+from pipeline.evidence.passage_facts import extract_evidence
+from pipeline.checks.grounding import check_values
+from pipeline.text.values import find_values, ValueMention
 from pipeline_fakes import FakePassage
 
 TABLE = FakePassage("zh/manual.md", "| 项目 | 数值 |\n|---|---|\n| 最高速度（满载） | 1.5 米/秒 |\n| 最高速度（空载） | 2.0 米/秒 |\n"

@@ -7,9 +7,9 @@ import pytest
 
 from api.cli import main as cli
 from pipeline.evaluation.dataset import Dataset, DatasetError
-from pipeline.evaluation.extraction_eval import (ExtractionItem, ExtractionProcessor, claims_reader, extraction_summary,
-                                                 fact_key, label_problems, load_extraction_set, read_value,
-                                                 unscored_relations)
+from pipeline.evaluation.dataset import ExtractionItem
+from pipeline.evaluation.extraction_eval import (ExtractionProcessor, claims_reader, extraction_summary, fact_key,
+                                                 label_problems, load_extraction_set, read_value, unscored_relations)
 from pipeline.evaluation.runner import RunSpec, run_eval
 from symbolic import Claim, Fact, Money, Provenance, load_rulebase, parse_value
 from symbolic.model import VALUE_TYPES

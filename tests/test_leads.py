@@ -1,12 +1,12 @@
-"""Passages stating a fact the question asks for lead the prompt's candidates (pipeline.leads)."""
+"""Passages stating a fact the question asks for lead the prompt's candidates (pipeline.evidence.leads)."""
 from __future__ import annotations
 
 import pytest
 
-from pipeline.evidence import gather
-from pipeline.kb_facts import KBFactCache
-from pipeline.leads import lead_first
-from pipeline.question import parse_question
+from pipeline.evidence.gather import gather
+from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.evidence.leads import lead_first
+from pipeline.question.focus import parse_question
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage, FixedRetriever
 

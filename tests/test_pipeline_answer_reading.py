@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_reading import read_answer
-from pipeline.question import parse_question
+from pipeline.readers.registry import read_answer
+from pipeline.question.focus import parse_question
 from pipeline_fakes import rulebase_of
 
 

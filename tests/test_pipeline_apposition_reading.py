@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.apposition_reading import apposition_pair_claims
+from pipeline.readers.apposition import apposition_pair_claims
 from symbolic import Claim, Fact
 from pipeline_fakes import rulebase_of
 

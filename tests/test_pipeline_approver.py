@@ -4,9 +4,9 @@ currency."""
 from __future__ import annotations
 
 from pipeline import Answerer, AnswererConfig
-from pipeline.approver import covering_limit
-from pipeline.kb_facts import KBFactCache
-from pipeline.prompts import ABSTAIN_SENTINEL
+from pipeline.proof.approver import covering_limit
+from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.generate.prompts import ABSTAIN_SENTINEL
 from symbolic.values import Money
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 from test_pipeline_limit_check import CHECKING_RULES, found_breaches

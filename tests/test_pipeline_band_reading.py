@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_reading import read_answer
-from pipeline.band_reading import band_claims, ranges
-from pipeline.extraction import extract_claims
-from pipeline.question import parse_question
+from pipeline.readers.registry import read_answer
+from pipeline.readers.bands import band_claims, ranges
+from pipeline.readers.patterns import extract_claims
+from pipeline.question.focus import parse_question
 from pipeline_fakes import facts_read, rulebase_of
 
 RULES = """

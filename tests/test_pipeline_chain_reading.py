@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.chain_reading import chain_claims, chains
-from pipeline.claim_reading import sentence_claim
+from pipeline.readers.chains import chain_claims, chains
+from pipeline.readers.focus import sentence_claim
 from pipeline_fakes import rulebase_of
 from symbolic.values import Money
 
@@ -97,7 +97,7 @@ GOAL_TEXT = "The approval limit for Chen Hao is CNY 108,000 (grade: HG8; campus:
 
 
 def test_a_goal_of_three_links_gives_the_value_premise_from_its_conclusion_and_the_others(tmp_path):
-    from pipeline.chain_reading import goal_premise_claims
+    from pipeline.readers.chains import goal_premise_claims
     rb = rulebase_of(GOAL_RULES, tmp_path)
     cny = Money(108000, "CNY")
 
@@ -115,7 +115,7 @@ def test_a_goal_of_three_links_gives_the_value_premise_from_its_conclusion_and_t
 
 
 def test_a_sentence_stating_every_premise_of_a_goal_states_its_conclusion(tmp_path):
-    from pipeline.chain_reading import goal_conclusion_claims
+    from pipeline.readers.chains import goal_conclusion_claims
     rb = rulebase_of(GOAL_RULES, tmp_path)
     text = "Chen Hao is grade HG8, whose limit at Suzhou is CNY 108,000 [1]. Wang Yu is HG7."
     cny = Money(108000, "CNY")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pipeline.claim_reading import ChoiceLogitsProcessor, focus_claims, lm_claims, options_for
-from pipeline.extraction import extract_claims
-from pipeline.question import parse_question
+from pipeline.readers.focus import ChoiceLogitsProcessor, focus_claims, lm_claims, options_for
+from pipeline.readers.patterns import extract_claims
+from pipeline.question.focus import parse_question
 from symbolic import load_rulebase
 from pipeline_fakes import ScriptedGenerator, rulebase_of
 
@@ -84,7 +84,7 @@ relation person_site(p: person, s: site) "site"
     ("Who is Sun Peng's manager?", "Sun Peng.", []),
 ])
 def test_focus_reads_the_entity_a_question_asks_for(tmp_path, question, answer, read):
-    from pipeline.claim_reading import focus_entity_claims
+    from pipeline.readers.focus import focus_entity_claims
     rb2 = rulebase_of(APPROVER_RULES, tmp_path)
     claims = focus_entity_claims(answer, [], parse_question(question, rb2), rb2, [])
     assert [str(c.fact) for c in claims] == read
@@ -92,7 +92,7 @@ def test_focus_reads_the_entity_a_question_asks_for(tmp_path, question, answer, 
 
 
 def test_focus_reads_no_entity_another_reader_claimed(tmp_path):
-    from pipeline.claim_reading import focus_entity_claims
+    from pipeline.readers.focus import focus_entity_claims
     rb2 = rulebase_of(APPROVER_RULES, tmp_path)
     focus = parse_question("Who approves thesis extensions?", rb2)
     answer = "The Dean of the Graduate School approves them."
@@ -162,7 +162,7 @@ def test_focus_reads_no_totals_no_negated_values_and_no_values_from_the_question
 
 
 def test_a_premise_the_question_asserts_sets_the_scene_and_computes_nothing(rb):
-    from pipeline.premise import stated_premises
+    from pipeline.readers.premises import stated_premises
     question = "The AX-200 has a 36-month robot warranty; what is its list price?"
     answer = "[1] EUR 38,500"
     focus, _c, mentions = _read(rb, question, answer)
@@ -217,7 +217,7 @@ relation training_valid(s: site, d: duration[month]) "high-voltage training vali
 
 
 def test_a_value_in_another_currency_does_not_fit_a_relation_declared_in_one(rb):
-    from pipeline.claim_reading import fits
+    from pipeline.readers.focus import fits
     from symbolic.values import parse_value
     sig = rb.relations["list_price"]                                         # money[EUR]
     assert fits(sig, parse_value("EUR 38,500")) and not fits(sig, parse_value("298,000 元"))

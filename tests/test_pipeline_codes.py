@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.codes import asked_codes, capitalised_names, codes, names_a_sibling, names_other_codes
-from pipeline.question import parse_question
-from pipeline.quoted_answer import quotes
+from pipeline.question.codes import asked_codes, capitalised_names, codes, names_a_sibling, names_other_codes
+from pipeline.question.focus import parse_question
+from pipeline.answers.quoted import quotes
 from pipeline_fakes import FakePassage, answer_gap_for, rulebase_of
 
 DATASHEETS = FakePassage("equipment/datasheets.md", "| Property | Value |\n|---|---|\n| Power rating | 3.6 kW |\n"

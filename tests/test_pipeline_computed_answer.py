@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig
-from pipeline.calculation import (Count, calculate, calculations, one_rate, question_counts, rate_units,
-                                  statement_calculations)
-from pipeline.computed_answer import computable, computed_answer
-from pipeline.extraction import EvidenceValue, ValueMention, find_values
-from pipeline.grounding import check_values
-from pipeline.question import parse_question
+from pipeline.proof.calculation import (Count, calculate, calculations, one_rate, question_counts, rate_units,
+                                        statement_calculations)
+from pipeline.answers.computed import computable, computed_answer
+from pipeline.text.values import EvidenceValue, ValueMention, find_values
+from pipeline.checks.grounding import check_values
+from pipeline.question.focus import parse_question
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 from symbolic.values import Money
 
@@ -202,6 +202,6 @@ def test_a_draft_stating_the_rate_as_the_total_fails_and_the_total_is_computed(r
 
 
 def test_what_something_costs_asks_an_amount_of_money_not_a_discount():
-    from pipeline.answer_types import answer_types
+    from pipeline.question.answer_types import answer_types
     assert answer_types("What do 10 AX-200 robots cost at list price after the volume discount?") == {"money"}
     assert answer_types("What is the most a 4-night hotel stay in Paris can cost?") == {"money"}

@@ -7,8 +7,8 @@ import random
 import pytest
 import torch
 
-from pipeline.constrained import JsonSchemaLogitsProcessor, TokenVocabulary
-from pipeline.json_machine import JsonMachine, SchemaError
+from neural.constrained.processor import JsonSchemaLogitsProcessor, TokenVocabulary
+from neural.constrained.machine import JsonMachine, SchemaError
 
 TRIPLES = {"type": "array", "maxItems": 3, "items": {"type": "object", "properties": {
     "subject": {"type": "string", "maxLength": 40},
@@ -112,18 +112,3 @@ def test_real_model_generation_under_constraint_parses():
         outs.append(engine.generate(prompt, sp)[0].text)
     for text in outs:
         validate(json.loads(text), TRIPLES)
-
-
-def test_triples_to_facts_keeps_only_known_relations_entities_and_values():
-    from pipeline.defaults import DEFAULT_RULES_DIR
-    from pipeline.neural_extractor import triples_schema, triples_to_facts
-    from symbolic import Provenance, Quantity, load_rulebase
-    rb = load_rulebase(DEFAULT_RULES_DIR)
-    triples = [{"subject": "AX-200", "relation": "payload", "object": "200 kg"},
-               {"subject": "AX-200", "relation": "payload", "object": "heavy"},       # not a value
-               {"subject": "ZX-9", "relation": "payload", "object": "5 kg"},          # unknown product
-               {"subject": "AX-200", "relation": "colour", "object": "red"}]          # unknown relation
-    facts = triples_to_facts(triples, rb, Provenance("answer"))
-    assert [(f.relation, f.args) for f in facts] == [("payload", ("ax_200", Quantity(200, "kg")))]
-    schema = triples_schema(sorted(rb.relations))
-    assert schema["items"]["properties"]["relation"]["enum"] == sorted(rb.relations)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.correction_reading import correction_claims, question_claims
-from pipeline.question import parse_question
+from pipeline.readers.corrections import correction_claims, question_claims
+from pipeline.question.focus import parse_question
 from symbolic import Claim, Fact
 from pipeline_fakes import rulebase_of
 

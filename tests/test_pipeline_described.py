@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.described import described_entities, with_described
-from pipeline.question import parse_question
+from pipeline.evidence.described import described_entities, with_described
+from pipeline.question.focus import parse_question
 from pipeline_fakes import rulebase_of
 from symbolic import Fact, Provenance
 from symbolic.values import parse_value
@@ -75,8 +75,8 @@ def test_a_count_describes_a_thing_only_where_the_question_names_its_type(rb):
 
 
 def test_a_composed_answer_says_which_entity_the_description_is(rb):
-    from pipeline.composition import compose
-    from pipeline.symbolic_answer import prove
+    from pipeline.answers.composition import compose
+    from pipeline.proof.proving import prove
     facts = [*rb.facts, _doc_fact("docking_slots", "lx_500", parse_value("12")),
              _doc_fact("battery_warranty", "lx_500", parse_value("18 months"))]
     focus = with_described(parse_question("What is the battery warranty of the product with a 12-slot dock?", rb),
@@ -110,8 +110,8 @@ def _goals(org, q):
 
 
 def test_an_entity_named_through_a_relation_from_a_named_one(org):
-    from pipeline.composition import compose
-    from pipeline.symbolic_answer import prove
+    from pipeline.answers.composition import compose
+    from pipeline.proof.proving import prove
     for q in ["What is the approval limit of the person Wang Yu reports to?", "王雨的直属上级的审批上限是多少？"]:
         goals, focus = _goals(org, q)
         assert goals == [("approval_limit", ("chen_hao",))], q
@@ -143,9 +143,9 @@ fact loan_period(suzhou, 30 days)
 
 
 def test_an_argument_the_facts_leave_no_choice_in_is_implied(tmp_path):
-    from pipeline.composition import compose
-    from pipeline.symbolic_answer import prove
-    from pipeline.kb_facts import implied_arguments
+    from pipeline.answers.composition import compose
+    from pipeline.proof.proving import prove
+    from pipeline.evidence.kb_facts import implied_arguments
     rb = rulebase_of(SITES, tmp_path)
     implied = implied_arguments(rb, [])   # the rule files' facts are the whole KB's here
     assert implied == {("notice_period", 0): "glasgow"}
@@ -182,7 +182,7 @@ def test_a_possessed_noun_before_a_known_one_is_no_other_person(org, tmp_path):
 
 
 def test_asking_who_a_persons_manager_is_asks_the_one_relation_between_persons(org, tmp_path):
-    from pipeline.symbolic_answer import prove
+    from pipeline.proof.proving import prove
     for q in ("Who is Wang Yu's manager?", "Who is Wang Yu's boss?", "Who is Wang Yu's line manager?"):
         goals, focus = _goals(org, q)
         assert goals == [("reports_to", ("wang_yu",))], q
@@ -211,8 +211,8 @@ def test_a_bare_count_describes_a_thing_where_its_noun_names_the_relation(tmp_pa
 
 
 def test_a_declared_link_gives_the_argument_through_the_named_entity(tmp_path):
-    from pipeline.composition import compose
-    from pipeline.symbolic_answer import prove
+    from pipeline.answers.composition import compose
+    from pipeline.proof.proving import prove
     text = """
 type person "person"
 entity person sun "Sun Peng" aka "孙鹏"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.directed_pair_reading import directed_pair_claims
+from pipeline.readers.directed_pairs import directed_pair_claims
 from symbolic import Claim, Fact
 from pipeline_fakes import rulebase_of
 

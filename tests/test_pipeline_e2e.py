@@ -5,7 +5,7 @@ import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
 from pipeline.defaults import DEFAULT_KB_DIR, DEFAULT_RULES_DIR
-from pipeline.factory import open_retriever, open_rules
+from pipeline.loop.factory import open_retriever, open_rules
 from pipeline_fakes import ScriptedThenModel, default_engine
 
 pytestmark = pytest.mark.slow

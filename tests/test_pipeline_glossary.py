@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.glossary import GlossaryError, gloss, glossary, parse_glossary
-from pipeline.question import parse_question
+from pipeline.text.glossary import GlossaryError, gloss, glossary, parse_glossary
+from pipeline.question.focus import parse_question
 from pipeline_fakes import facts_read, rulebase_of
 
 RULES = """
@@ -78,7 +78,7 @@ def test_the_rule_authors_chinese_name_comes_first(rb):
 
 def test_an_answers_chinese_clause_names_a_relation_named_in_english_only(rb):
     def read(question, answer):
-        from pipeline.vocabulary_reading import value_claims
+        from pipeline.readers.vocabulary import value_claims
         return facts_read(value_claims, rb, question, answer)
     assert read("一类城市的标准是什么？", "一类城市每晚酒店住宿上限为 700 元。") == ["hotel_limit(tier_1, 700 CNY)"]
     assert read("二类城市的标准是什么？", "二类城市伙食补助每天 100 元。") == ["meal_allowance(tier_2, 100 CNY)"]

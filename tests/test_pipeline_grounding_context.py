@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
-from pipeline.context import content_terms, restates, shares_context
+from pipeline.text.terms import content_terms, restates, shares_context
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
@@ -101,7 +101,7 @@ def test_restates(answer, question, expected):
 
 
 def test_decimal_point_does_not_end_the_value_sentence():
-    from pipeline.extraction import sentences
+    from pipeline.text.sentences import sentences
     text = "最高速度是 2.0 米/秒，空载更快。The LX-500 drives at 1.5 m/s. Next [1]."
     assert [text[s:e] for s, e in sentences(text)] == ["最高速度是 2.0 米/秒，空载更快。",
                                                        "The LX-500 drives at 1.5 m/s.", " Next [1]."]
@@ -184,7 +184,7 @@ def test_a_value_restated_from_the_question_is_not_checked_and_does_not_block_ci
 
 
 def test_a_wrapped_paragraph_keeps_its_subject_with_its_value():
-    from pipeline.extraction import sentences
+    from pipeline.text.sentences import sentences
     text = "## 2. Telemetry\n\nRobots send telemetry. Raw telemetry\nis kept for 24 months; after that\nnothing.\n| A | 1 |\n| B | 2 |\n"
     assert [text[s:e].strip() for s, e in sentences(text)] == [
         "## 2.", "Telemetry", "Robots send telemetry.",

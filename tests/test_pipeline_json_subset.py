@@ -13,9 +13,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.constrained import JsonSchemaLogitsProcessor, TokenVocabulary
-from pipeline.json_machine import JsonMachine, SchemaError
-from pipeline.json_schema_subset import MAX_DEPTH, UnsupportedSchema, check_schema
+from neural.constrained.processor import JsonSchemaLogitsProcessor, TokenVocabulary
+from neural.constrained.machine import JsonMachine, SchemaError
+from neural.constrained.schema import MAX_DEPTH, UnsupportedSchema, check_schema
 
 EOS = "<eos>"
 TOY = list('[]{},:" abcdefghijklmnopqrstuvwxyz0123456789-.eE+\\') + [

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_reading import read_answer
-from pipeline.label_reading import label_claims
-from pipeline.question import parse_question
+from pipeline.readers.registry import read_answer
+from pipeline.readers.labels import label_claims
+from pipeline.question.focus import parse_question
 from pipeline_fakes import facts_read, rulebase_of
 
 RULES = """

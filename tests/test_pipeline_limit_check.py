@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig
-from pipeline.kb_facts import KBFactCache
-from pipeline.limit_check import asks_permission, breach_gap, breached_limits
-from pipeline.limit_relations import limit_direction
-from pipeline.prompts import ABSTAIN_SENTINEL
-from pipeline.context import content_terms
-from pipeline.question import parse_question, relation_score
+from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.proof.limit_check import asks_permission, breach_gap, breached_limits
+from pipeline.proof.limits import limit_direction
+from pipeline.generate.prompts import ABSTAIN_SENTINEL
+from pipeline.text.terms import content_terms
+from pipeline.question.focus import parse_question
+from pipeline.question.naming import relation_score
 from symbolic.values import Money, Quantity
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
@@ -318,7 +319,7 @@ def test_the_asking_sentences_value_is_put_to_the_limit_before_an_earlier_one(tm
 
 
 def test_a_question_leaving_a_checking_goals_value_open_asks_its_limit(tmp_path):
-    from pipeline.limit_relations import checking_relations, with_checked_limits
+    from pipeline.proof.limits import checking_relations, with_checked_limits
     rb = rulebase_of(CHECKING_RULES, tmp_path, "t.rules")
     # person_limit derives its value from a premise; can_approve only tests the value it is given
     assert checking_relations(rb) == frozenset({"can_approve"})
@@ -344,7 +345,7 @@ CAMPUS_KB = [FakePassage("travel.md", "At Glasgow premium economy needs a flight
 
 
 def test_a_value_past_the_limit_of_every_binding_left_open_is_a_no_whichever_applies(tmp_path):
-    from pipeline.every_binding import every_binding
+    from pipeline.proof.every_binding import every_binding
     rb = rulebase_of(CAMPUS_RULES, tmp_path, "t.rules")
     kb = KBFactCache().get(FixedRetriever(CAMPUS_KB), rb)
     q = "May I fly premium economy on a flight of 6 hours?"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
-from pipeline.prompts import ABSTAIN_SENTINEL
+from pipeline.generate.prompts import ABSTAIN_SENTINEL
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
@@ -207,7 +207,7 @@ def test_bare_number_matching_only_an_uncited_passage_is_unsupported(rulebase):
 def test_violations_attributed_by_claim_ids_include_derived_facts() -> None:
     from types import SimpleNamespace
 
-    from pipeline.grounding import violations_of
+    from pipeline.checks.grounding import violations_of
     from symbolic import Fact, Provenance
 
     derived = Fact("total_pay", ("p1", 10), provenance=Provenance("derived"))

@@ -1,10 +1,10 @@
-"""Pattern claims read from an answer (pipeline.extraction.extract_claims): a pattern's constant argument gives way
+"""Pattern claims read from an answer (pipeline.readers.patterns.extract_claims): a pattern's constant argument gives way
 to the one entity of its type that the answer's sentence names instead."""
 from __future__ import annotations
 
 import pytest
 
-from pipeline.extraction import extract_claims
+from pipeline.readers.patterns import extract_claims
 from pipeline_fakes import rulebase_of
 
 RULES = """

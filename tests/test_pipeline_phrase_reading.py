@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_reading import read_answer
-from pipeline.phrase_reading import phrase_claims
-from pipeline.question import parse_question
+from pipeline.readers.registry import read_answer
+from pipeline.readers.phrases import phrase_claims
+from pipeline.question.focus import parse_question
 from pipeline_fakes import rulebase_of
 
 RULES = """

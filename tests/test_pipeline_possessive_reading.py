@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_reading import read_answer
-from pipeline.possessive_reading import possessive_claims
-from pipeline.question import parse_question
+from pipeline.readers.registry import read_answer
+from pipeline.readers.possessives import possessive_claims
+from pipeline.question.focus import parse_question
 from pipeline_fakes import rulebase_of
 from symbolic.values import Money, Quantity
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig
-from pipeline.kb_facts import KBFactCache
-from pipeline.premise import disproved_premises, premise_gap, stated_premises
-from pipeline.prompts import ABSTAIN_SENTINEL
-from pipeline.question import parse_question
+from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.readers.premises import disproved_premises, premise_gap, stated_premises
+from pipeline.generate.prompts import ABSTAIN_SENTINEL
+from pipeline.question.focus import parse_question
 from symbolic.values import Quantity
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 

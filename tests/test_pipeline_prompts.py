@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline import AnswererConfig, AskOptions
-from pipeline.answerer import Answerer
-from pipeline.model_profiles import MEDIUM, SMALL, PromptProfile, parameter_count, profile_for
-from pipeline.prompts import ABSTAIN_SENTINEL, PromptStyle, build, format_source, segments, user_message
-from pipeline.sources import focus_passage, pack
+from pipeline.loop.answerer import Answerer
+from pipeline.generate.profiles import MEDIUM, SMALL, PromptProfile, parameter_count, profile_for
+from pipeline.generate.prompts import ABSTAIN_SENTINEL, PromptStyle, build, format_source, segments, user_message
+from pipeline.generate.sources import focus_passage, pack
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, WordTokenizer, rulebase_of
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.pronoun_reading import pronoun_claims
+from pipeline.readers.pronouns import pronoun_claims
 from symbolic import Claim, Fact
 from pipeline_fakes import rulebase_of
 

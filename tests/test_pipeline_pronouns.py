@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.question import parse_question
+from pipeline.question.focus import parse_question
 from pipeline_fakes import rulebase_of
 
 RULES = """

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from pipeline.extraction import extract_evidence
-from pipeline.property_rows import property_row_facts
+from pipeline.evidence.passage_facts import extract_evidence
+from pipeline.readers.property_rows import property_row_facts
 from pipeline_fakes import rulebase_of
 
 RULES = """

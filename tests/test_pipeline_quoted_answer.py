@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
-from pipeline.question import parse_question
-from pipeline.quoted_answer import asked_kinds, quotable, quotes, statements
+from pipeline.question.focus import parse_question
+from pipeline.answers.quoted import asked_kinds, quotable, quotes, statements
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 RULES = """
@@ -189,7 +189,7 @@ def test_the_asking_clause_not_the_scene_must_be_in_the_quote(rulebase):
 def test_how_a_chinese_question_asks_how_often_is_no_topic():
     # "多久要做一次": "一次" and "要做" say how it asks; a quote sharing only them ("举升机每六个月…检验一次")
     # is about something else
-    from pipeline.answer_check import topic_terms
-    from pipeline.question import QuestionFocus
+    from pipeline.checks.answer_check import topic_terms
+    from pipeline.question.focus import QuestionFocus
     topics = topic_terms("成都车场的公交车多久要做一次二级保养？", QuestionFocus("q", frozenset()))
     assert not topics & {"一次", "要做", "做一", "次二"} and {"保养", "公交"} <= topics

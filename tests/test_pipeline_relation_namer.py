@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.question import parse_question
-from pipeline.relation_namer import RelationNamer, namer_for
+from pipeline.question.focus import parse_question
+from pipeline.question.relation_namer import RelationNamer, namer_for
 from pipeline_fakes import rulebase_of
 
 RULES = """
@@ -114,7 +114,7 @@ def test_half_a_name_said_and_the_closest_meaning_agree(tmp_path, minilm_namer):
 
 
 def test_a_name_said_by_its_units_of_time_alone_is_not_said(tmp_path):
-    from pipeline.naming import named_by_time_alone
+    from pipeline.question.naming import named_by_time_alone
     rb = rulebase_of(TWINS + 'relation weekly_cap(p: policy, d: duration[hour]) "hours per week"\n', tmp_path)
     assert parse_question("How many hours per week do the duty rules set?", rb).goals[0].relation == "weekly_cap"
     assert named_by_time_alone(rb.relations["max_weekly_hours"], frozenset({"hour", "week"}))
@@ -166,7 +166,7 @@ def test_the_one_relation_the_named_entities_bind_and_the_embedder_finds_closest
     assert [g.relation for g in parse_question("How much annual leave does a bus driver get?", rb,
                                                namer=namer).goals] == ["annual_leave"]
     # something of the entity's that the relation does not name: the question is about that, not the entity
-    from pipeline.naming import sole_and_meant
+    from pipeline.question.naming import sole_and_meant
     sig = rb.relations["annual_leave"]
     closest = [(0.5, sig)]      # the embedder's similarities, the annual leave closest
     assert sole_and_meant(closest, "How much leave does a  get?", [sig], rb) == (sig, 0.5)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.evidence import facts_focus
-from pipeline.limit_check import breached_limits
-from pipeline.naming import named_value_spans, value_terms, word_root
-from pipeline.question import parse_question, relation_score
-from pipeline.composition import compose
-from pipeline.symbolic_answer import prove, states_a_value
+from pipeline.evidence.gather import facts_focus
+from pipeline.proof.limit_check import breached_limits
+from pipeline.question.naming import named_value_spans, value_terms, word_root
+from pipeline.question.focus import parse_question
+from pipeline.question.naming import relation_score
+from pipeline.answers.composition import compose
+from pipeline.proof.proving import prove, states_a_value
 from pipeline_fakes import rulebase_of
 from symbolic.values import Money, Quantity
 
@@ -145,7 +146,7 @@ def test_a_value_of_a_name_is_put_to_no_limit(rb):
 
 
 def test_a_question_word_says_the_noun_it_asks_for(tmp_path):
-    from pipeline.answer_types import asked_nouns
+    from pipeline.question.answer_types import asked_nouns
     assert asked_nouns("How far can it go on one charge?") >= {"range", "distance"}
     assert "range" not in asked_nouns("How far in advance must I book?")
     assert "~longest" in asked_nouns("How long may they drive before a break?")     # weak: half a word
@@ -170,7 +171,7 @@ relation min_break(o: operator, d: duration[minute]) "break of at least"
 
 
 def test_where_asks_a_location(tmp_path):
-    from pipeline.answer_types import asked_nouns
+    from pipeline.question.answer_types import asked_nouns
     assert {"location", "地点"} <= asked_nouns("Where does Sun Peng work?") and "location" in asked_nouns("孙鹏在哪里工作？")
     assert "location" not in asked_nouns("Who does Sun Peng work for?")
     rb = rulebase_of("""
@@ -185,7 +186,7 @@ relation person_grade(p: person, g: text) "grade"
 
 
 def test_two_questions_joined_by_and_ask_two_things():
-    from pipeline.answer_types import asks_two
+    from pipeline.question.answer_types import asks_two
     assert asks_two("Who approves thesis extensions, and what is that person's grade?")
     assert asks_two("LX-500 最低需要哪个版本？该软件每年的许可费是多少？")
     assert not asks_two("What is the hotel limit for Berlin and Paris?")
@@ -217,8 +218,8 @@ def test_a_computing_questions_answer_is_read_as_a_lookup_only_where_the_documen
     the documents state for the asked relation is that relation's claim (for the asked entity, where the question
     asks the relation once; where it asks it of two, for the one the documents state it of); any other value is
     not read, and where a goal computes with the question's values, the answer's value is the computed goal's."""
-    from pipeline.claim_reading import focus_claims
-    from pipeline.extraction import extract_claims
+    from pipeline.readers.focus import focus_claims
+    from pipeline.readers.patterns import extract_claims
 
     def read(question, answer):
         focus = facts_focus(parse_question(question, rb), rb, [], {})

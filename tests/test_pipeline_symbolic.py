@@ -6,14 +6,15 @@ from __future__ import annotations
 import pytest
 
 from pipeline import Answerer, AnswererConfig, AskOptions
-from pipeline.answer_check import answer_gap
-from pipeline.evidence import followup_queries
-from pipeline.extraction import extract_claims
-from pipeline.kb_facts import KBFactCache
-from pipeline.prompts import ABSTAIN_SENTINEL
-from pipeline.question import answer_types, parse_question
-from pipeline.composition import compose
-from pipeline.symbolic_answer import prove
+from pipeline.checks.answer_check import answer_gap
+from pipeline.evidence.gather import followup_queries
+from pipeline.readers.patterns import extract_claims
+from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.generate.prompts import ABSTAIN_SENTINEL
+from pipeline.question.answer_types import answer_types
+from pipeline.question.focus import parse_question
+from pipeline.answers.composition import compose
+from pipeline.proof.proving import prove
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
@@ -164,7 +165,7 @@ pattern P_REST: "{bus} drivers rest {d:duration} between shifts" -> rest(bus, d)
     # the head of "rest between shifts" is one rest
     assert said(rb, facts, "How long is the rest between shifts on the Halvard E12?") == \
         "The rest between shifts for Halvard E12 is 11 hours [1]."
-    from pipeline.composition import _plural
+    from pipeline.answers.composition import _plural
     assert [_plural(x) for x in ("Euro pallets", "days a band is published", "30-day pass", "campus", "status")] \
         == [True, True, False, False, False]
 
@@ -200,7 +201,7 @@ def _gap(rb, question, answer, proof=None):
 
 
 def test_echoed_sources_and_citation_only_lines_are_stripped():
-    from pipeline.extraction import strip_citation_lines
+    from pipeline.text.citations import strip_citation_lines
     assert strip_citation_lines("It keeps telemetry for 24 months.\n[1] (it/data.md) # 2. Telemetry\nRobots send") == \
         "It keeps telemetry for 24 months."
     assert strip_citation_lines("[1] (zh/leave.md) ## 二、年假结转\n当年未休完的年休假，最多可结转 3 天") == ""
@@ -214,7 +215,8 @@ def test_echoed_sources_and_citation_only_lines_are_stripped():
 
 
 def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):
-    from pipeline.composition import _VERBAL_END, plain_label
+    from pipeline.answers.composition import _VERBAL_END
+    from pipeline.text.wording import plain_label
     assert plain_label("a person's purchase approval limit (grade -> limit)") == "person's purchase approval limit"
     assert _VERBAL_END.search("acknowledge within") and not _VERBAL_END.search("hotel limit per night")
     # a hyphenated noun ends in no preposition
@@ -222,7 +224,7 @@ def test_labels_are_cleaned_and_verb_phrases_read_as_such(rb):
 
 
 def test_a_sources_adjectival_wording_is_not_the_value_of_a_sentence(rb):
-    from pipeline.composition import _ADJECTIVAL
+    from pipeline.answers.composition import _ADJECTIVAL
     # "the 5-day limit": after "is" the value reads "5 days"; "EUR 180", "12 个月" are kept as written
     assert _ADJECTIVAL.match("5-day") and _ADJECTIVAL.match("24-month")
     assert not _ADJECTIVAL.match("EUR 180") and not _ADJECTIVAL.match("12 个月") and not _ADJECTIVAL.match("5 days")
@@ -305,7 +307,7 @@ def test_a_claim_only_a_note_supports_is_not_verified(rb):
 
 
 def test_a_chinese_question_also_searches_with_the_rule_bases_english_names(rb):
-    from pipeline.evidence import translated_query
+    from pipeline.evidence.gather import translated_query
     f = parse_question("伦敦的城市住宿标准是多少？", rb)
     assert translated_query(f, rb) == "London hotel limit per night hotel limit in a city"
     assert translated_query(parse_question("What is the hotel limit in London?", rb), rb) == "伦敦 住宿标准 城市住宿标准"
@@ -313,7 +315,7 @@ def test_a_chinese_question_also_searches_with_the_rule_bases_english_names(rb):
 
 
 def test_topic_coverage_counts_the_source_row_a_terse_answer_quotes(rb):
-    from pipeline.extraction import extract_evidence
+    from pipeline.evidence.passage_facts import extract_evidence
     rows = FakePassage("zh/manual.md", "| 部件 | 更换周期 |\n|---|---|\n| 驱动轮 | 每 5,000 运行小时更换 |", 0.9)
     trips = FakePassage("travel.md", "Business trips that start on or after 1 January 2025 follow this edition. "
                         "Pre-trip approval is needed above EUR 1,500.", 0.9)
@@ -334,7 +336,7 @@ def test_topic_coverage_counts_the_source_row_a_terse_answer_quotes(rb):
 
 
 def test_an_entity_the_question_describes_by_a_value_is_searched_by_name(rb):
-    from pipeline.evidence import bridge_entities
+    from pipeline.evidence.gather import bridge_entities
     kb = KBFactCache().get(FixedRetriever(KB), rb)
     f = parse_question("What is the warranty of the robot with a rated payload of 200 kg?", rb)
     assert bridge_entities(f, kb) == ["ax_200"]
@@ -378,7 +380,7 @@ def test_a_proof_deeper_than_the_step_limit_is_no_proof(tmp_path):
 
 
 def test_a_rate_counted_per_another_period_does_not_answer(rb):
-    from pipeline.periods import periods
+    from pipeline.text.periods import periods
     assert periods("How many days per week may employees work remotely?") == {"week"}
     assert periods("up to 20 working days per calendar year, EUR 0.35 per km") == {"year", "km"}
     assert periods("每周最多几天？每晚 700 元") == {"week", "night"}
@@ -399,14 +401,14 @@ def test_measure_yes_no_and_calculation_gaps(rb):
 
 
 def test_evidence_facts_carry_the_documents_date_and_authority(rb):
-    from pipeline.extraction import extract_evidence
+    from pipeline.evidence.passage_facts import extract_evidence
     dated = FakePassage("travel_2025.md", "| Tier 1 | EUR 180 |", 0.9, authority="policy", effective_date="2025-01-01")
     facts, _values = extract_evidence([dated], rb)
     assert [(f.provenance.effective_date, f.provenance.authority) for f in facts] == [("2025-01-01", "policy")]
 
 
 def test_a_question_asked_in_one_currency_is_not_answered_in_another(rb):
-    from pipeline.question import asked_currency
+    from pipeline.question.answer_types import asked_currency
     assert asked_currency("What is the list price of the LX-500 in Chinese yuan?") == "CNY"
     assert asked_currency("每晚酒店的上限是多少欧元？") == "EUR"
     assert asked_currency("Can I book a EUR 220 hotel in Berlin?") is None        # an amount it states: a premise
@@ -423,7 +425,7 @@ def test_a_question_asked_in_one_currency_is_not_answered_in_another(rb):
 
 
 def test_a_value_every_source_states_about_another_entity_does_not_answer(rb):
-    from pipeline.extraction import extract_evidence
+    from pipeline.evidence.passage_facts import extract_evidence
     manual = FakePassage("zh/ax200_manual.md", "| 专业保养 | 每 2,000 运行小时 |", 0.9, chunk_id="m")
     manual.title = "AX-200 用户手册"
     shared = FakePassage("service.md", "| Service interval | 2,000 operating hours |", 0.5, chunk_id="s")
@@ -501,7 +503,7 @@ pattern P_RATE_EN: "in {site} teaching assistant pay is {x:money} per hour" -> t
     rb = rulebase_of(rules, tmp_path, "t.rules")
     kb = [FakePassage("zh.md", "苏州校区：助教津贴按每小时 85 元发放。", 0.9, chunk_id="zh"),
           FakePassage("en.md", "At the campus in Suzhou teaching assistant pay is CNY 85 per hour.", 0.8, chunk_id="en")]
-    from pipeline.periods import periods
+    from pipeline.text.periods import periods
     assert periods("全年共 55,200 元；annual stipend; 一年的津贴总共") == {"year"}
     assert periods("hourly, weekly, monthly, daily") == {"hour", "week", "month", "day"}
     for q, proved in [("苏州每周能拿到多少助教津贴？", False), ("What is the weekly teaching assistant pay in Suzhou?", False),
@@ -525,8 +527,8 @@ def test_the_proved_value_said_of_another_entity_does_not_answer(rb):
 
 
 def test_a_bare_figure_counts_per_the_period_its_source_gives_it(rb):
-    from pipeline.answer_check import source_periods
-    from pipeline.extraction import EvidenceValue
+    from pipeline.checks.answer_check import source_periods
+    from pipeline.text.values import EvidenceValue
     from symbolic.values import Money
     ev = EvidenceValue(Money(85.0, "CNY"), "85 元", "zh.md", 0, 5, False, context="助教津贴按每小时 85 元发放。")
     assert source_periods([Money(85.0, "CNY")], [ev]) == {"hour"}

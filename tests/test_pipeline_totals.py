@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.extraction import find_values
-from pipeline.kb_facts import KBFactCache
-from pipeline.premise import stated_premises
-from pipeline.question import parse_question
-from pipeline.composition import compose
-from pipeline.symbolic_answer import prove
+from pipeline.text.values import find_values
+from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.readers.premises import stated_premises
+from pipeline.question.focus import parse_question
+from pipeline.answers.composition import compose
+from pipeline.proof.proving import prove
 from symbolic.values import parse_value as v
 from pipeline_fakes import FakePassage, FixedRetriever, rulebase_of
 
@@ -128,7 +128,7 @@ def test_a_bare_yi_is_a_morpheme_not_a_count():
 
 
 def test_a_total_an_answer_states_is_read_as_the_computing_relation_and_checked(rb):
-    from pipeline.answer_reading import read_answer
+    from pipeline.readers.registry import read_answer
     from symbolic import Verifier
     facts = KBFactCache().get(FixedRetriever(KB), rb).facts
 
@@ -147,7 +147,7 @@ def test_a_total_an_answer_states_is_read_as_the_computing_relation_and_checked(
 
 
 def test_the_rates_beside_a_total_are_read_as_the_goals_premises(rb):
-    from pipeline.answer_reading import read_answer
+    from pipeline.readers.registry import read_answer
     from symbolic import Verifier
     q = "How much is reimbursed for driving 240 km?"
 
@@ -176,7 +176,7 @@ goal G_ORDER_COST "words times the rate plus the rush surcharge":
 
 
 def test_two_rates_of_one_type_are_told_apart_by_their_clauses_or_by_elimination(tmp_path):
-    from pipeline.answer_reading import read_answer
+    from pipeline.readers.registry import read_answer
     rb = rulebase_of(ORDER_RULES, tmp_path, "order.rules")
     q = "What is the cost of translating 2000 words?"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.extraction import extract_claims
-from pipeline.extraction import clause_around
-from pipeline.vocabulary_reading import entity_pair_claims, value_claims
+from pipeline.readers.patterns import extract_claims
+from pipeline.text.sentences import clause_around
+from pipeline.readers.vocabulary import entity_pair_claims, value_claims
 from symbolic import load_rulebase
 from pipeline_fakes import facts_read, rulebase_of
 
@@ -79,8 +79,8 @@ def test_the_subject_comes_from_the_clause_else_the_sentence_else_the_question(r
 
 
 def test_the_one_entity_the_kb_states_a_relation_of_settles_a_choice_of_subjects(rb):
-    from pipeline.extraction import extract_claims
-    from pipeline.question import parse_question
+    from pipeline.readers.patterns import extract_claims
+    from pipeline.question.focus import parse_question
 
     def read(question, answer, implied):
         _claims, mentions = extract_claims(answer, [], rb)
@@ -149,7 +149,7 @@ def test_negated_values_values_from_the_question_and_computed_totals_are_not_rea
 
 def test_a_value_the_documents_state_is_read_in_an_answer_to_a_question_stating_values(rb):
     from dataclasses import replace
-    from pipeline.question import parse_question
+    from pipeline.question.focus import parse_question
     from symbolic.values import parse_value
 
     def read(question, answer, documented):
@@ -177,7 +177,7 @@ def test_two_thirds_of_a_name_beside_another_relations_words_is_no_lookup():
     documents state 30 days for it; the deadline named by its label is read."""
     from dataclasses import replace
     from pathlib import Path
-    from pipeline.question import parse_question
+    from pipeline.question.focus import parse_question
     from symbolic.values import parse_value
 
     shipped = load_rulebase(Path(__file__).resolve().parents[1] / "rules")
@@ -276,7 +276,7 @@ def test_chinese_names_read_in_chinese_clauses(rb):
 
 
 def test_a_verb_says_the_compound_noun_it_starts(rb):
-    from pipeline.vocabulary_reading import name_score
+    from pipeline.readers.vocabulary import name_score
     runtime = type("Sig", (), {"label": "runtime per charge", "aliases": (), "name": "battery_runtime"})()
     assert name_score(runtime, frozenset({"run", "charge"})) == 1.0          # "runs ... per charge"
     assert name_score(runtime, frozenset({"ru", "charge"})) == 0.5           # two letters say nothing
@@ -319,7 +319,7 @@ def test_relations_of_more_arguments_find_each_of_its_own_type(tmp_path):
 
 
 def test_the_focus_reads_relations_of_more_arguments(tmp_path):
-    from pipeline.claim_reading import focus_claims
+    from pipeline.readers.focus import focus_claims
     (tmp_path / "r.rules").write_text(NARY, encoding="utf-8")
     rb = load_rulebase(tmp_path)
 
@@ -363,7 +363,7 @@ def test_the_questions_value_said_of_another_entity_is_read(rb):
 
 
 def test_of_two_patterns_reading_one_value_the_relation_its_span_names_best_is_kept(tmp_path):
-    from pipeline.vocabulary_reading import best_named_claims
+    from pipeline.readers.vocabulary import best_named_claims
     rb = rulebase_of(RULES + 'pattern P_ANY: "{product} ... warranty is {d:duration}" -> warranty_period(product, d)\n'
                      'pattern P_BAT: "{product} ... battery warranty is {d:duration}" -> battery_warranty(product, d)\n',
                      tmp_path)
@@ -376,7 +376,7 @@ def test_of_two_patterns_reading_one_value_the_relation_its_span_names_best_is_k
 
 
 def test_the_words_a_pattern_requires_name_its_relation(tmp_path):
-    from pipeline.vocabulary_reading import pattern_names
+    from pipeline.readers.vocabulary import pattern_names
     rb = rulebase_of(RULES + 'relation min_load(p: product, m: quantity[kg]) "minimum load setting"\n'
                      'pattern P_ZH: "{product} ... 最低 载重 [为|是] {m:quantity}" -> min_load(product, m)\n'
                      'pattern P_ONE: "{product} ... carries (only|just) {m:quantity}" -> min_load(product, m)\n'

@@ -307,7 +307,7 @@ def test_real_model_int8_quality_against_fp32(model, mode, max_ppl_rise, min_top
 
 def test_ask_and_eval_pass_quantization_to_the_engine(monkeypatch) -> None:
     import neural
-    import pipeline.factory as factory
+    import pipeline.loop.factory as factory
     from api.cli import build_parser
 
     parser = build_parser()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from api.cli import main
-from pipeline.evidence import gather
-from pipeline.kb_facts import KBFactCache
-from pipeline.links import asked_relations, link_queries
-from pipeline.question import parse_question
+from pipeline.evidence.gather import gather
+from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.evidence.links import asked_relations, link_queries
+from pipeline.question.focus import parse_question
 from symbolic import RuleErrors, load_rulebase
 from symbolic.parser import parse_text
 from pipeline_fakes import FakePassage, rulebase_of

@@ -66,7 +66,7 @@ def test_bad_input_is_a_clear_value_error(bad):
 # -- regressions: "1.5 m/s" was read as 1.5 m (length) and "−10 °C" as a bare 10 ----------------------
 
 def _found(text: str) -> list[tuple[object, str]]:
-    from pipeline.extraction import find_values
+    from pipeline.text.values import find_values
     return [(v, text[s:e]) for v, _kind, s, e in find_values(text)]
 
 
@@ -115,5 +115,5 @@ def test_hyphens_that_are_not_minus_signs(text, expected):
     ("EUR 8 per pallet", [("money", "EUR 8")]),
 ])
 def test_a_euro_pallet_is_counted_not_paid(text, expected):
-    from pipeline.extraction import find_values
+    from pipeline.text.values import find_values
     assert [(kind, text[s:e]) for _v, kind, s, e in find_values(text)] == expected

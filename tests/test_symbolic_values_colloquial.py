@@ -68,7 +68,7 @@ def test_display_is_plain():
 
 
 def test_an_iso_code_in_capitals_is_money_in_running_text_and_in_rules(tmp_path):
-    from pipeline.extraction import find_values
+    from pipeline.text.values import find_values
     from symbolic import load_rulebase
     found = [(v, kind) for v, kind, *_ in find_values("The pass is CHF 9.40; try 5 times, or pay 450 SEK.")]
     assert found == [(Money(9.4, "CHF"), "money"), (Quantity(5), "number"), (Money(450, "SEK"), "money")]
@@ -79,20 +79,20 @@ def test_an_iso_code_in_capitals_is_money_in_running_text_and_in_rules(tmp_path)
 
 
 def test_a_lone_zero_character_is_part_of_a_word():
-    from pipeline.extraction import find_values
+    from pipeline.text.values import find_values
     assert [v for v, *_ in find_values("一笔 45,000 元的零部件采购")] == [Money(45000, "CNY")]
     assert [v for v, *_ in find_values("一百零五天，二〇二四年")] == [Duration(105, "day"), Duration(2024, "year")]
 
 
 def test_kuai_is_money_said_aloud_but_a_measure_word_before_its_noun():
-    from pipeline.extraction import find_values
+    from pipeline.text.values import find_values
     assert [v for v, *_ in find_values("这个要 50 块，那个 3 块钱。")] == [Money(50, "CNY"), Money(3, "CNY")]
     assert find_values("他要断开一块动力电池") == []
 
 
 def test_a_time_of_day_is_no_count():
     # "from 7 to 9 a.m." was read as bike limits of 7 and 9 (tuning2 con-03's gold answer)
-    from pipeline.extraction import find_values
+    from pipeline.text.values import find_values
     text = "Bikes are not allowed from 7 to 9 a.m. and from 4 to 6 p.m.; outside those hours a car takes up to 4 bicycles."
     assert [(v, text[s:e]) for v, _k, s, e in find_values(text)] == [(Quantity(4), "4")]
     assert find_values("My shift ended at 10 p.m.; the next starts at 7:30 am.") == []

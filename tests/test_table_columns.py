@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.answer_check import answer_gap, column_gap
-from pipeline.extraction import extract_claims, extract_evidence
-from pipeline.question import parse_question
-from pipeline.table_cells import column_at
+from pipeline.checks.answer_check import answer_gap, column_gap
+from pipeline.readers.patterns import extract_claims
+from pipeline.evidence.passage_facts import extract_evidence
+from pipeline.question.focus import parse_question
+from pipeline.text.tables import column_at
 from symbolic import load_rulebase
 from pipeline_fakes import FakePassage
 
@@ -89,7 +90,8 @@ def test_a_terse_answer_answers_through_its_cells_column(rb):
 
 
 def test_a_cut_opening_on_the_separator_keeps_the_header():
-    from pipeline.sources import cut, segments
+    from pipeline.generate.sources import cut
+    from pipeline.generate.prompts import segments
     table = WARRANTY[WARRANTY.index("| Product"):WARRANTY.index("\n\nParts")]
     passage = FakePassage("support/warranty.md", table, 0.9, start=100)
     segs = segments(table)

@@ -5,7 +5,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
+from pipeline.evidence.kb_facts import KBFactCache, KBFacts, evidence_passages
 from retrieval.chunking import ChunkingConfig
 from retrieval.documents import load_document, scan_kb
 from retrieval.errors import DocumentError

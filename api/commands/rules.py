@@ -90,10 +90,10 @@ def check(args: argparse.Namespace) -> int:
 
 def _english_only(rb) -> list[str]:
     """Relations no Chinese text can name: no label or alias with a CJK character, and no plain pattern whose
-    required words are Chinese (pipeline.vocabulary_reading.pattern_names)."""
-    from pipeline.prompts import is_chinese
-    from pipeline.question import relation_names
-    from pipeline.vocabulary_reading import pattern_names
+    required words are Chinese (pipeline.readers.vocabulary.pattern_names)."""
+    from pipeline.text.script import is_chinese
+    from pipeline.question.naming import relation_names
+    from pipeline.readers.vocabulary import pattern_names
 
     named = pattern_names(rb)
     return [sig.name for sig in rb.relations.values()
@@ -101,8 +101,8 @@ def _english_only(rb) -> list[str]:
 
 
 def _checked_limits(rb) -> dict[str, str]:
-    """Checking goal -> the one limit it is checked against (pipeline/limit_check.py)."""
-    from pipeline.limit_relations import checked_limit, checking_relations
+    """Checking goal -> the one limit it is checked against (pipeline/proof/limit_check.py)."""
+    from pipeline.proof.limits import checked_limit, checking_relations
     out = {}
     for name in sorted(checking_relations(rb)):
         limit = checked_limit(name, rb)
@@ -112,8 +112,8 @@ def _checked_limits(rb) -> dict[str, str]:
 
 
 def _limits(rb) -> dict[str, list[str]]:
-    """The value relations the limit checks take as upper or lower limits (pipeline/limit_check.py)."""
-    from pipeline.limit_relations import limit_direction
+    """The value relations the limit checks take as upper or lower limits (pipeline/proof/limit_check.py)."""
+    from pipeline.proof.limits import limit_direction
     out: dict[str, list[str]] = {"upper": [], "lower": []}
     for sig in rb.relations.values():
         if sig.arity >= 2 and sig.params[-1].type in m.VALUE_TYPES:

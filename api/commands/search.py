@@ -32,7 +32,7 @@ def handler(args: argparse.Namespace) -> int:
             retriever = Retriever.open(args.index or default_index_dir(args.kb))
         else:  # the embedded KB, from any folder (ingested on first use)
             from pipeline.defaults import DEFAULT_KB_DIR
-            from pipeline.factory import open_retriever
+            from pipeline.loop.factory import open_retriever
 
             retriever = open_retriever(DEFAULT_KB_DIR)
         passages = retriever.search(args.query, args.top_k, tags=args.tag, language=args.language,

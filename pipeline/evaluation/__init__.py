@@ -1,6 +1,6 @@
 """Offline evaluation: datasets, gold-only scoring, the open-domain detector, runs, reports, comparisons."""
 from pipeline.evaluation.dataset import Dataset, DatasetError, DetectorItem, SystemItem, load_dataset, select
-from pipeline.evaluation.detector import DetectorConfig, Detection, detect, extract_claims
+from pipeline.evaluation.detector import Detection, DetectorConfig, detect, extract_claims
 from pipeline.evaluation.runner import RunError, RunSpec, run_eval
 from pipeline.evaluation.scoring import AnswerScore, score_answer
 

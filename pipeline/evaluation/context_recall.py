@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from pipeline.evaluation.dataset import SystemItem
+from pipeline.evaluation.mentions import find_values, values_equal
 from pipeline.evaluation.metrics import by_field
 from pipeline.evaluation.scoring import contains_text
-from pipeline.evaluation.mentions import find_values, values_equal
 
 
 def states(text: str, gold_object: str) -> bool:
@@ -25,7 +25,7 @@ class ContextProcessor:
     """One record per item: for every gold fact that its support documents state (computed facts, whose
     values no document states, are listed but not counted), whether the retrieved passages and the final
     prompt state it; and which support documents are among the prompt's sources."""
-    prepare: Callable[[str], Any]          # question -> pipeline.answerer.Prepared
+    prepare: Callable[[str], Any]          # question -> pipeline.loop.answerer.Prepared
     support: dict[str, str]                # doc id -> text
 
     def __call__(self, item: SystemItem) -> dict:

@@ -5,15 +5,12 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 SYSTEM_KEYS = {"gold_facts", "support", "forbidden", "kind", "gold_answer"}
 DETECTOR_KEYS = {"context", "answer", "label"}
-
-if TYPE_CHECKING:
-    from pipeline.evaluation.extraction_eval import ExtractionItem
 
 
 class DatasetError(ValueError):
@@ -146,3 +143,26 @@ def select(items: list, limit: int | None = None, seed: int | None = None) -> li
         return list(items[:limit])
     chosen = sorted(random.Random(seed).sample(range(len(items)), limit))
     return [items[i] for i in chosen]
+
+
+class LabelledFact(BaseModel):
+    """One fact an answer asserts, in the rule base's vocabulary; ``span`` is where the answer says it."""
+    model_config = ConfigDict(extra="forbid")
+    relation: str = Field(min_length=1)
+    args: list[str]
+    value: str = Field(min_length=1)
+    span: str = Field(min_length=1)
+
+
+class ExtractionItem(BaseModel):
+    """One (question, answer) pair with every fact of the answer the rules can express (maybe none)."""
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    language: Literal["en", "zh"]
+    answer: str = Field(min_length=1)
+    source: Literal["gold", "model"]
+    # which model wrote a ``model`` answer (``smollm2-135m``, ``qwen2.5-coder-0.5b``): reported apart, as the
+    # two word their answers differently
+    model: str | None = None
+    facts: list[LabelledFact]

@@ -7,11 +7,11 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from pipeline.evaluation.dataset import Dataset, DatasetError
+from pipeline.evaluation.dataset import Dataset, DatasetError, ExtractionItem
 from pipeline.evaluation.metrics import by_field
 from symbolic.facts import Claim
 from symbolic.model import VALUE_TYPES
@@ -21,29 +21,6 @@ from symbolic.values import NUMBER_RE, format_value, parse_value
 Reader = Callable[[str, str], list[dict]]
 _LEADING_NUMBER = re.compile(rf"\s*({NUMBER_RE})(?![\d.,])")
 _COMPOUND = re.compile(r"(\d)-(?=[A-Za-z])")     # "24-month", "52-hour"
-
-
-class LabelledFact(BaseModel):
-    """One fact an answer asserts, in the rule base's vocabulary; ``span`` is where the answer says it."""
-    model_config = ConfigDict(extra="forbid")
-    relation: str = Field(min_length=1)
-    args: list[str]
-    value: str = Field(min_length=1)
-    span: str = Field(min_length=1)
-
-
-class ExtractionItem(BaseModel):
-    """One (question, answer) pair with every fact of the answer the rules can express (maybe none)."""
-    model_config = ConfigDict(extra="forbid")
-    id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
-    language: Literal["en", "zh"]
-    answer: str = Field(min_length=1)
-    source: Literal["gold", "model"]
-    # which model wrote a ``model`` answer (``smollm2-135m``, ``qwen2.5-coder-0.5b``): reported apart, as the
-    # two word their answers differently
-    model: str | None = None
-    facts: list[LabelledFact]
 
 
 # ---- values ------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from symbolic.numerals import EN_NUMBER_WORDS, parse_number_word, parse_zh_numeral
-from symbolic.values import (DATE_RE, TIME_DIMENSIONS, VALUE_REGEX, Date, Duration, Money, Percentage, Quantity, month_number,
-                             parse_value)
+from symbolic.values import (DATE_RE, TIME_DIMENSIONS, VALUE_REGEX, Date, Duration, Money, Percentage, Quantity,
+                             month_number, parse_value)
 
 # This module only decides *where* values are in free text (answers, contexts, gold objects) and what a
 # loose match is; what a span means (numerals, units, currencies, scale words) is symbolic.values'.

@@ -8,7 +8,7 @@ from typing import Callable
 
 from pipeline.evaluation.dataset import SystemItem
 from pipeline.evaluation.mentions import (ValueMention, find_values, same_dimension, strip_citations,
-                                        values_compatible, values_equal)
+                                          values_compatible, values_equal)
 
 # An answer that declines to answer. The pipeline's own abstention text is matched too (status
 # "abstained"), but plain RAG has no status, so the model's own refusals are recognised by wording.

@@ -46,10 +46,9 @@ def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *
     """One Answerer with the regenerate policy; every question is asked once and both the first
     attempt (plain RAG) and the final answer are scored from that one result. ``generate=False`` loads
     only the tokenizer (context-recall runs). ``generator``: a model already at hand (a remote one)."""
+    from neural.remote_http import is_remote_model
     from pipeline import AskOptions, default_answerer
     from symbolic import Provenance
-
-    from neural.remote_http import is_remote_model
 
     engine = generator if generator is not None else (
         None if generate or is_remote_model(model) else TokenizerOnlyModel(model))

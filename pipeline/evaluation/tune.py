@@ -4,14 +4,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import re
 from dataclasses import dataclass
 
 from pipeline.evaluation.dataset import load_dataset
-from pipeline.evaluation.detector import DetectorConfig, Evidence, _bigrams, _norm, _stem, extract_claims, \
-    novelty, WORD_RE, STOPWORDS
-from pipeline.evaluation.metrics import binary_metrics
+from pipeline.evaluation.detector import (STOPWORDS, WORD_RE, DetectorConfig, Evidence, _bigrams, _norm, _stem,
+                                          extract_claims, novelty)
 from pipeline.evaluation.mentions import find_values, values_compatible
+from pipeline.evaluation.metrics import binary_metrics
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Answers written without the model: composed proofs, quoted source statements, computed totals, corrections."""

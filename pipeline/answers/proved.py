@@ -1,0 +1,63 @@
+"""The answer the rules write: the corrections of the question's premises, the limits its values are past and the
+proof's answer, as sentences citing the shown sources that state them."""
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.answers.composition import compose
+from pipeline.evidence.gather import QuestionContext
+from pipeline.proof.approver import cover_words
+from pipeline.proof.limit_check import breach_words
+from pipeline.proof.proving import stated_value
+from pipeline.text.script import is_chinese
+from symbolic import Claim
+
+# What a composed answer says first when the rules disprove the question's premise.
+_NOT_RIGHT = {False: "That is not right: ", True: "这个前提不对："}
+
+
+def same_chunk(a: Any, b: Any) -> bool:
+    return (a.doc_id, a.start, a.end) == (b.doc_id, b.start, b.end)
+
+
+def _cites(shown: list[Any], stating: list[Any], chinese: bool) -> list[int]:
+    """[n] of the shown sources overlapping a passage in ``stating`` (the prompt may show a cut of it),
+    those in the question's language first: an English question cites the English datasheet."""
+    cites = [i + 1 for i, s in enumerate(shown)
+             if any(s.doc_id == p.doc_id and s.start < p.end and p.start < s.end for p in stating)]
+    return [n for n in cites if is_chinese(shown[n - 1].text) == chinese] or cites
+
+
+def composed_answer(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bool) -> tuple[str, list[Claim], list[str]]:
+    """The corrections of the question's premises, the limits its values are past ("No. … The value in the
+    question is above this limit."), then the proof's answer, as sentences; their claims (spanning each proved
+    sentence without the lead-in and the words after it) and each claim's HOW."""
+    parts: list[tuple[Any, list[Any], str, str]] = [
+        (c.proof, c.passages, _NOT_RIGHT[chinese] if i == 0 else "", "") for i, c in enumerate(ctx.corrections)]
+    # several limits past the same way (a threshold per campus, the campus unsaid) are one "no": said once,
+    # the limits listed, the closing words once after the last
+    one_way = len({b.direction for b in ctx.breaches}) == 1 and len(ctx.breaches) > 1
+    for i, b in enumerate(ctx.breaches):
+        lead, tail = breach_words(b, chinese=chinese, several=one_way)
+        if one_way:
+            lead, tail = (lead if i == 0 else ""), (tail if i == len(ctx.breaches) - 1 else "")
+        parts.append((b.proof, b.passages, lead, tail))
+        if b.covered_by is not None:
+            parts.append((b.covered_by, b.cover_passages, "", cover_words(chinese=chinese)))
+    if ctx.proof is not None:
+        parts.append((ctx.proof, ctx.proof_passages, "", ""))
+    described = [m for m in ctx.focus.entities if m.described_by]
+    text, claims, hows = "", [], []
+    for proof, stating, lead, tail in parts:
+        cites = _cites(shown, stating, chinese)
+        sentence = compose(proof, rulebase, cites, chinese=chinese, stated=stated_value(proof, shown),
+                           described=described, question=ctx.question)
+        if lead == _NOT_RIGHT[chinese] and sentence.startswith("The "):
+            sentence = "the" + sentence[3:]
+        body = sentence.rstrip("。.")
+        start = len(text) + (0 if not text or chinese else 1) + len(lead)
+        text += ("" if not text or chinese else " ") + lead + (body + tail if tail else sentence)
+        claims.append(Claim(proof.fact, body, start, start + len(body), [shown[i - 1].doc_id for i in cites],
+                            extractor="proof"))
+        hows.append(proof.how)
+    return text, claims, hows

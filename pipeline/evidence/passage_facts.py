@@ -1,0 +1,46 @@
+"""Evidence facts and values from retrieved passages: rule-file patterns and property rows, with provenance."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+from pipeline.readers.patterns import provenance
+from pipeline.text.sentences import blocks, sentence_at, sentences
+from pipeline.text.tables import column_at
+from pipeline.text.values import EvidenceValue, find_values
+from symbolic import Fact
+
+# Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
+SUPERSEDED_CF_FACTOR = 0.5
+
+
+def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact], list[EvidenceValue]]:
+    """Facts and values stated by the retrieved passages, with provenance (doc id, span in the
+    document, superseded, effective date, authority: what rules can match with `from ?doc`); facts from
+    superseded documents get a lower certainty factor."""
+    from pipeline.readers.property_rows import property_row_facts  # here: it reads with this module's readers
+    facts: list[Fact] = []
+    values: list[EvidenceValue] = []
+    for p in passages:
+        superseded = bool(getattr(p, "superseded", False))
+        doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None)}
+        for fact, s, e in rulebase.extract(p.text, source=provenance("document", p.doc_id, p.start, p.end, superseded,
+                                                                      **doc)):
+            # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
+            prov = provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
+            facts.append(dataclasses.replace(fact, provenance=prov))
+        # a datasheet's property rows, where no pattern read the relation of the document's subject already
+        read = {(f.relation, f.args[:-1]) for f in facts if f.provenance.doc_id == p.doc_id}
+        for fact, s, e in property_row_facts(p, rulebase):
+            if (fact.relation, fact.args[:-1]) not in read:
+                prov = provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
+                facts.append(dataclasses.replace(fact, provenance=prov))
+        sents, paragraphs = sentences(p.text), blocks(p.text)
+        for value, _kind, s, e in find_values(p.text):
+            values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
+                                        sentence_at(p.text, sents, s),
+                                        column_at(p.text, s, getattr(p, "context_prefix", None)),
+                                        " ".join((getattr(p, "heading_path", None) or [])[-1:]),
+                                        getattr(p, "title", None) or "",
+                                        " ".join(sentence_at(p.text, paragraphs, s).split())))
+    return facts, values

@@ -1,0 +1,116 @@
+"""Values stated in a text (dates, money, percentages, durations, quantities, numbers), normalised, with their spans:
+the mentions an answer states and the values a source states with the context that states them."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pipeline.text.tables import Column
+from symbolic.values import VALUE_REGEX, format_value, parse_value
+
+_VALUE_ORDER = ("date", "money", "percent", "duration", "quantity", "number")
+
+
+_VALUE_RE = [(kind, re.compile(VALUE_REGEX[kind], re.IGNORECASE)) for kind in _VALUE_ORDER]
+
+
+@dataclass
+class ValueMention:
+    """A number/date/money/percentage/duration stated in a text, normalised with its unit."""
+
+    value: Any
+    kind: str
+    text: str
+    start: int
+    end: int
+    cited: list[str] = field(default_factory=list)
+    context: str = ""        # the answer sentence that states it (citations blanked)
+    # A word right after a number that no unit table knows ("38,500 decibels"): the number is not bare, so
+    # it must not match the same magnitude of another kind (EUR 38,500) in the sources.
+    unit_word: str = ""
+
+
+_UNIT_WORD_RE = re.compile(r"[ \t]*([A-Za-z][A-Za-z-]*)")
+
+
+_NOT_UNITS = frozenset("""and or of per to in on at for with from by the a an is are was were be than which that
+as each every more less if when while after before this these those it its into""".split())
+
+
+def unit_word(text: str, end: int) -> str:
+    """The unknown unit word after a bare number ending at ``end`` (lower case), or ""."""
+    m = _UNIT_WORD_RE.match(text, end)
+    word = m.group(1).lower() if m else ""
+    return "" if word in _NOT_UNITS else word
+
+
+@dataclass
+class EvidenceValue:
+    value: Any
+    text: str
+    doc_id: str
+    start: int               # span in the document's text
+    end: int
+    superseded: bool
+    context: str = ""        # the passage sentence (or table row) that states it
+    column: Column | None = None   # the table column it sits in, when it is a table cell
+    heading: str = ""        # the passage's section heading ("Dead on arrival"): what its sentences are about
+    title: str = ""          # its document's title ("AX-200 自主移动机器人用户手册"): what the whole document is about
+    block: str = ""          # the paragraph or list item holding it: the conditions its sentence leaves implicit
+
+
+def _inside_name(text: str, s: int, e: int) -> bool:
+    """A number glued to letters is part of a name ("AX-200", "FIDO2", "v3"), not a value."""
+    before = text[max(0, s - 2):s]
+    after = text[e:e + 1]
+    return bool(re.search(r"[A-Za-z][-_]?$", before)) or bool(re.match(r"[A-Za-z0-9]", after)) and \
+        not text[s:e][-1:].isalpha()
+
+
+# After a number, what makes it a time of day: "a.m.", "p.m.", "o'clock", ":30", or a range ending in them.
+_CLOCK_AFTER = re.compile(r"(?::[0-5]\d)?\s*(?:[ap]\.?m\b\.?|o'clock\b"
+                          r"|(?:to|-|–|and|until)\s*\d{1,2}(?::[0-5]\d)?\s*[ap]\.?m\b)", re.IGNORECASE)
+
+
+def find_values(text: str) -> list[tuple[Any, str, int, int]]:
+    """Every value in ``text`` as (value, kind, start, end), longest-kind first, non-overlapping."""
+    return list(_find_values(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _find_values(text: str) -> tuple[tuple[Any, str, int, int], ...]:
+    # cached: the claim readers (and content_terms) scan the same sentences many times; values are immutable
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[Any, str, int, int]] = []
+    for kind, rx in _VALUE_RE:
+        for m in rx.finditer(text):
+            s, e = m.span()
+            if s == e or any(s < te and ts < e for ts, te in taken) or _inside_name(text, s, e):
+                continue
+            if kind == "number" and m.group(0) == "一":
+                continue   # a morpheme far more often than a count: 一共, 一起, 统一, 唯一
+            if kind == "number" and _CLOCK_AFTER.match(text, e):
+                continue   # a time of day ("from 7 to 9 a.m.", "at 10 p.m."): no count, no amount
+            try:
+                value = parse_value(m.group(0))
+            except (ValueError, OverflowError):
+                continue
+            taken.append((s, e))
+            found.append((value, kind, s, e))
+    return tuple(sorted(found, key=lambda f: f[2]))
+
+
+def own_mentions(mentions: Sequence[ValueMention], question: str) -> list[ValueMention]:
+    """The value mentions the answer states of its own: a value the question states, restated ("the per diem
+    for a 3-day trip is ...", "a Severity 2 ticket"), is the question's, not a claim to check (a relation claim
+    on it still is)."""
+    asked = [v for v, *_ in find_values(question)]
+    return [m for m in mentions if not any(m.value == a for a in asked)]
+
+
+def states_value(text: str, values: Sequence[Any], value: Any) -> bool:
+    """Whether an answer (``text``, citations masked) states ``value``: among the values read from it, or as
+    format_value writes it."""
+    return any(v == value for v in values) or format_value(value).lower() in text.lower()

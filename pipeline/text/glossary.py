@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pipeline.text.terms import CJK_RUN_RE, content_terms
 
-GLOSSARY_PATH = Path(__file__).resolve().parent.parent / "lang" / "zh_en_glossary.tsv"
+GLOSSARY_PATH = Path(__file__).resolve().parent.parent / "lang" / "zh" / "glossary.tsv"
 
 
 class GlossaryError(ValueError):

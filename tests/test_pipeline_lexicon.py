@@ -85,3 +85,13 @@ def test_the_shipped_lexicons_load_and_every_cue_compiles():
                 pattern = row.get("cue", "") if isinstance(row, dict) else row
                 re.compile(pattern)      # a cue that does not compile fails here, naming nothing else
             assert key.count(".") == 1
+
+
+def test_a_phrase_is_one_text_per_language_with_english_as_the_fallback(lang_dir):
+    _write(lang_dir, "en", "answers", 'not_right = ["That is not right: "]\ntwo = ["a", "b"]\n')
+    _write(lang_dir, "zh", "answers", "not_right = ['这个前提不对：']\n")
+    assert lang.phrase("answers.not_right", "zh") == "这个前提不对："
+    assert lang.phrase("answers.not_right", "en") == "That is not right: "
+    assert lang.phrase("answers.not_right", "fr") == "That is not right: "
+    with pytest.raises(LexiconError, match="exactly one text"):
+        lang.phrase("answers.two", "en")

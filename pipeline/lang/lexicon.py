@@ -130,3 +130,13 @@ def word_pattern(key: str) -> str:
         if alts:
             parts.append(rf"\b(?:{alts})\b" if lex.code == "en" else alts)
     return "|".join(parts)
+
+
+def phrase(key: str, code: str) -> str:
+    """The one text ``key`` holds in language ``code`` (a template an answer is written with: "That is not right: "),
+    falling back to English where ``code`` has none."""
+    lex = Lexicon.load(code if (LANG_DIR / code).is_dir() else LANGUAGES[0])
+    entries = lex.words(key) if lex.has(key) else Lexicon.load(LANGUAGES[0]).words(key)
+    if len(entries) != 1:
+        raise LexiconError(f"lang/{lex.code}: {key!r} must hold exactly one text to be a phrase")
+    return entries[0]

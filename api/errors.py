@@ -27,6 +27,10 @@ class ApiError(HTTPException):
         self.param, self.code = param, code
 
 
+class PathRefused(ValueError):
+    """An ingest/delete path escapes the KB root (traversal, absolute path elsewhere, or symlink)."""
+
+
 def backend_unavailable(exc: BaseException) -> ApiError | None:
     """A 503 naming the vector database or the remote model server when `exc` says it is down or too slow,
     else None. The retrieval error is looked up in sys.modules, not imported: it can only exist once the
@@ -107,8 +111,6 @@ def install_error_handlers(app: FastAPI, retry_after_s: int) -> None:
             return error_response(400, "invalid_request", str(exc), request)
         log.exception("engine error (request %s)", getattr(request.state, "request_id", None))
         return error_response(500, "internal_error", "internal error", request)
-
-    from api.security import PathRefused  # here: security raises ApiError, so it imports this module
 
     @app.exception_handler(PathRefused)
     async def _refused(request: Request, exc: PathRefused) -> JSONResponse:

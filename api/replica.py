@@ -58,7 +58,7 @@ class VerifiedRAGReplica:
     def __init__(self, settings: "Settings", components: str = DEFAULT_COMPONENTS) -> None:
         from ray import serve
 
-        from api.commands.serve import configure_logging
+        from api.log_setup import configure_logging
 
         configure_logging(settings)  # this replica's access log and log level, as `verirag serve` sets its own
         self.settings, self.components = settings, components

@@ -13,13 +13,9 @@ from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import SecretStr
 
-from api.errors import ApiError
+from api.errors import ApiError, PathRefused
 
 REQUEST_ID_HEADER = "x-request-id"
-
-
-class PathRefused(ValueError):
-    """An ingest/delete path escapes the KB root (traversal, absolute path elsewhere, or symlink)."""
 
 
 # The OpenAPI document lists both schemes; either one carries the key (OpenAI clients send the Bearer one).

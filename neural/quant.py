@@ -163,7 +163,7 @@ def gguf_packed_weights(source, n_heads: int, n_kv_heads: int) -> dict[str, Pack
 
     Projections whose parts are not all of a supported type (or disagree in type) are left out: they stay dense.
     """
-    from neural.loader.gguf import gguf_field, open_gguf
+    from neural.gguf_file import gguf_field, open_gguf
 
     # a loader passes the header it has already parsed (a GGUFFile or a gguf.GGUFReader)
     reader = source if hasattr(source, "tensors") else open_gguf(source)

@@ -117,7 +117,7 @@ class Tokenizer:
 
     @classmethod
     def _from_gguf(cls, path: Path) -> "Tokenizer":
-        from neural.loader.gguf_file import GGUFFile
+        from neural.gguf_file import GGUFFile
 
         return cls.from_gguf_fields(GGUFFile(path).fields, path)
 

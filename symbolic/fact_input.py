@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +11,7 @@ from . import model as m
 from .errors import Location, RuleError, RuleErrors, source_line
 from .facts import Fact, Provenance
 from .values import parse_value
-
-
-@dataclass
-class Item:
-    """One hand-written fact and where it was written."""
-    data: Any
-    line: int
+from .yaml_items import Item, yaml_list_items
 
 
 def _near(word: str, known: list[str]) -> str:
@@ -125,7 +118,6 @@ def load_facts_file(path: str | Path, rb: Any) -> list[Fact]:
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     if path.suffix in (".yaml", ".yml"):
-        from .yaml_items import yaml_list_items
         items = yaml_list_items(text, str(path))
     else:
         try:

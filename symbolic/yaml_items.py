@@ -1,12 +1,19 @@
 """YAML read with the line of every mapping and list item, so hand-written files get ``file:line`` errors."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from .errors import Location, RuleError, RuleErrors, source_line
-from .fact_input import Item
+
+
+@dataclass
+class Item:
+    """One hand-written fact and where it was written."""
+    data: Any
+    line: int
 
 
 class Lined(dict):

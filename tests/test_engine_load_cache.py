@@ -20,7 +20,7 @@ from neural.load_progress import LoadProgress
 from neural.loader import load_model
 from neural.loader.cache import SOURCE_ENTRY, LoadCache, model_file_key
 from neural.loader.gguf_cached import MODEL_ENTRY, WEIGHTS_ENTRY
-from neural.loader.gguf_file import GGUFFile
+from neural.gguf_file import GGUFFile
 from tests.test_engine_quantized import write_tiny_gguf
 
 ROOT = Path(__file__).resolve().parent.parent

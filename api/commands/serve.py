@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
-from typing import TYPE_CHECKING
 
 from api.commands.models import MODEL_HELP
 from api.commands.remote_args import add_remote_args
-
-if TYPE_CHECKING:  # api.settings imports the pipeline package: not at CLI start-up
-    from api.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,19 +45,6 @@ def replica_count(text: str) -> int:
     return n
 
 
-def configure_logging(settings: Settings) -> None:
-    """Log level for everything, and the access log as whole lines (JSON or plain) on stderr."""
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    access = logging.getLogger("verirag.access")  # api.access writes whole lines (JSON or plain): no prefix
-    if not access.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s" if settings.access_log == "json"
-                                               else "%(asctime)s access: %(message)s"))
-        access.addHandler(handler)
-    access.setLevel(logging.INFO)  # on unless --access-log off, whatever the log level (basicConfig may be a no-op)
-    access.propagate = False
-
-
 def handler(args: argparse.Namespace) -> int:
     from api.settings import SettingsError, load_settings
 
@@ -93,6 +75,8 @@ def handler(args: argparse.Namespace) -> int:
         from api.commands.serve_replicas import run_replicas
 
         return run_replicas(settings)
+    from api.log_setup import configure_logging
+
     configure_logging(settings)
     import uvicorn
 

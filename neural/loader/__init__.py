@@ -1,30 +1,18 @@
 """Model loading: HF safetensors folders and GGUF files into (ModelConfig, HF-named tensors[, packed weights])."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
-
-import torch
+from typing import TYPE_CHECKING
 
 from neural.errors import ModelLoadError
+from neural.loader.loaded import LoadedModel, WeightIter
 from neural.model_config import ModelConfig
 
 if TYPE_CHECKING:
     from neural.load_progress import LoadProgress
     from neural.loader.cache import LoadCache
-    from neural.quant import PackedWeight
-    from neural.tokenizer import Tokenizer
 
-WeightIter = Iterator[tuple[str, torch.Tensor]]
-
-
-@dataclass
-class LoadedModel:
-    config: ModelConfig
-    weights: WeightIter  # dense tensors, lazily, under HF names; packed ones are not in it
-    packed: dict[str, "PackedWeight"] = field(default_factory=dict)  # module name -> packed weight
-    tokenizer: "Tokenizer | None" = None  # built from the same parse (GGUF); None: read it from the folder
+__all__ = ["LoadedModel", "WeightIter", "load_model", "load_model_files"]
 
 
 def load_model(

@@ -8,8 +8,8 @@ import numpy as np
 import torch
 
 from neural.errors import ModelLoadError, UnsupportedModelError
-from neural.loader import LoadedModel, WeightIter
-from neural.loader.gguf_file import GGUFFile
+from neural.gguf_file import GGUFFile, gguf_field
+from neural.loader.loaded import WeightIter
 from neural.model_config import ModelConfig
 
 _LAYER_NAMES = {
@@ -33,19 +33,6 @@ _DENSE_TYPES = ("F32", "F16", "BF16")  # read as plain floats; anything else is 
 # HF projection -> the fused module of neural.models.llama that holds it
 _FUSED_MODULE = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj",
                  "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}
-
-
-def open_gguf(path: Path) -> GGUFFile:
-    """The file's header, parsed once (ModelLoadError on a truncated or garbage file)."""
-    return GGUFFile(path)
-
-
-def gguf_field(reader, key: str, default=None):
-    """A metadata value from a GGUFFile (plain dict) or a gguf.GGUFReader (field objects)."""
-    f = reader.fields.get(key)
-    if f is None:
-        return default
-    return f.contents() if hasattr(f, "contents") else f
 
 
 def hf_name(gguf_name: str) -> str | None:

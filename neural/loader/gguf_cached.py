@@ -14,10 +14,11 @@ from pathlib import Path
 import torch
 
 from neural.load_progress import LoadProgress
-from neural.loader import LoadedModel
+from neural.loader.loaded import LoadedModel
 from neural.loader.cache import LoadCache
-from neural.loader.gguf import dense_weights, open_gguf, pack_quantized, read_config
-from neural.loader.gguf_file import GGUFFile
+from neural.loader.gguf import dense_weights, pack_quantized, read_config
+from neural.gguf_file import open_gguf
+from neural.gguf_file import GGUFFile
 from neural.model_config import ModelConfig
 from neural.tokenizer import Tokenizer
 

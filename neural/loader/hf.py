@@ -7,7 +7,7 @@ from pathlib import Path
 from safetensors import SafetensorError, safe_open
 
 from neural.errors import ModelLoadError
-from neural.loader import WeightIter
+from neural.loader.loaded import WeightIter
 from neural.model_config import ModelConfig
 
 

@@ -8,11 +8,11 @@ per model: CUDA tensors and VERIRAG_KERNELS=triton/reference keep the kernels' o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
+from neural.attention_metadata import DecodeGather
 from neural.kernels import paged_attention, paged_attention_decode, silu_and_mul, store_kvcache
 from neural.kernels.attention import gather_sequence_kv, prefix_causal_mask
 from neural.kernels.backend import requested_backend
@@ -27,26 +27,6 @@ def store_kvcache_cpu(
         key, value = key.to(k_cache.dtype), value.to(v_cache.dtype)
     k_cache.view(flat).index_copy_(0, slot_mapping, key)
     v_cache.view(flat).index_copy_(0, slot_mapping, value)
-
-
-@dataclass(frozen=True)
-class DecodeGather:
-    """A decode step's K/V gather index and key mask. Every layer of a step reads the same block tables, so
-    the model builds this once per forward: built per layer it cost 10 % of a 16-sequence step (211 -> 190 ms,
-    8 sequences 140 -> 132 ms; scratch benchmark on the bench/decode.py prompts, 2 threads, 2026-11-29)."""
-
-    block_ids: torch.Tensor  # [B * max_blocks] int64: the tables flattened, -1 padding read as block 0 (masked)
-    # [B, 1, 1, max_blocks * block_size] in the model's dtype: 0 inside each sequence's context, -inf past it.
-    # Additive, as SDPA turns a bool mask into before every call (two ops a layer saved)
-    key_mask: torch.Tensor
-
-    @classmethod
-    def build(cls, block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int,
-              dtype: torch.dtype = torch.float32) -> DecodeGather:
-        width = block_tables.shape[1] * block_size
-        outside = torch.arange(width, device=block_tables.device)[None, :] >= context_lens[:, None]
-        mask = torch.zeros(outside.shape, dtype=dtype, device=outside.device).masked_fill_(outside, float("-inf"))
-        return cls(block_tables.long().clamp_min(0).view(-1), mask[:, None, None, :])
 
 
 # SDPA's CPU flash kernel, called as SDPA itself calls it for float32: SDPA's own entry point re-checks the

@@ -11,17 +11,16 @@ Decode only (one query row per sequence), CPU fast path only; prefill and every 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Protocol
 
 import torch
 
-from neural.attention_metadata import AttentionMetadata
-from neural.models.cpu_ops import DecodeGather, paged_attention_decode_gathered, rms_norm_cpu, rope_cos_sin, \
-    rotate_qk_cpu, silu_and_mul_cpu
+from neural.attention_metadata import AttentionMetadata, DecodeGather
+from neural.model_config import ModelConfig
+from neural.models.cpu_ops import (paged_attention_decode_gathered, rms_norm_cpu, rope_cos_sin, rotate_qk_cpu,
+                                   silu_and_mul_cpu)
 from neural.models.int8_linear import Int8Linear, linear_one_pass, linear_residual
 
-if TYPE_CHECKING:
-    from neural.models.llama import LlamaForCausalLM
 
 RowsFn = Callable[[torch.Tensor], torch.Tensor]
 
@@ -78,10 +77,19 @@ def _linear(x: torch.Tensor, op: Callable, weight: torch.Tensor, bias: torch.Ten
     return op(x, weight, bias)
 
 
+class DecoderModel(Protocol):
+    """What the flat step reads of the model it flattens (neural.models.llama.LlamaForCausalLM, which builds it)."""
+    config: ModelConfig
+    embed_tokens: Any
+    layers: Any
+    norm: Any
+    cos_sin_cache: torch.Tensor
+
+
 class FlatDecode:
     """``model.forward`` for decode steps on the CPU fast path; built by ``bind_kv_cache`` (it holds cache views)."""
 
-    def __init__(self, model: LlamaForCausalLM) -> None:
+    def __init__(self, model: DecoderModel) -> None:
         cfg = model.config
         self.model = model
         self.n_heads, self.n_kv, self.head_dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim

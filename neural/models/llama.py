@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neural.attention_metadata import AttentionMetadata
+from neural.attention_metadata import AttentionMetadata, DecodeGather
 from neural.errors import ModelLoadError
 from neural.kernels import (
     apply_rotary,
@@ -21,17 +21,8 @@ from neural.kernels import (
     store_kvcache,
 )
 from neural.model_config import ModelConfig
-from neural.models.cpu_ops import (
-    DecodeGather,
-    linear_cpu,
-    paged_attention_decode_gathered,
-    rms_norm_cpu,
-    rope_cos_sin,
-    rotate_qk_cpu,
-    select_ops,
-    silu_and_mul_cpu,
-    use_cpu_fast_paths,
-)
+from neural.models.cpu_ops import (linear_cpu, paged_attention_decode_gathered, rms_norm_cpu, rope_cos_sin,
+                                   rotate_qk_cpu, select_ops, silu_and_mul_cpu, use_cpu_fast_paths)
 from neural.models.flat_decode import FlatDecode
 from neural.models.onednn_linear import PrepackedLinear, memory_allows_copy, onednn_available
 

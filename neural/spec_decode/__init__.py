@@ -1,5 +1,5 @@
 """Speculative decoding: proposers (prompt lookup, draft model), verification in the continuous batch, metrics."""
 from neural.spec_decode.config import SpeculativeConfig
-from neural.spec_decode.metrics import SpecDecodeMetrics
+from neural.sequence import SpecDecodeMetrics
 
 __all__ = ["SpecDecodeMetrics", "SpeculativeConfig"]

@@ -23,7 +23,7 @@ from neural.scheduler import ScheduledBatch
 from neural.sequence import Sequence, SequenceStatus
 from neural.spec_decode.config import SpeculativeConfig
 from neural.spec_decode.controller import ProposalController
-from neural.spec_decode.metrics import SpecDecodeMetrics
+from neural.sequence import SpecDecodeMetrics
 from neural.spec_decode.proposer import Proposer
 from neural.spec_decode.rejection_sampler import greedy_verify, rejection_sample
 

@@ -158,3 +158,16 @@ class GGUFFile:
             raise ModelLoadError(f"corrupt GGUF file {self.path}: tensor {name} has {n_dims} dimensions")
         shape = tuple(self._scalar("<Q") for _ in range(n_dims))
         return name, shape, self._scalar("<I"), self._scalar("<Q")
+
+
+def open_gguf(path: Path) -> GGUFFile:
+    """The file's header, parsed once (ModelLoadError on a truncated or garbage file)."""
+    return GGUFFile(path)
+
+
+def gguf_field(reader, key: str, default=None):
+    """A metadata value from a GGUFFile (plain dict) or a gguf.GGUFReader (field objects)."""
+    f = reader.fields.get(key)
+    if f is None:
+        return default
+    return f.contents() if hasattr(f, "contents") else f

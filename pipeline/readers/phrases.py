@@ -1,8 +1,8 @@
 """Relation claims written with a relation's own name as the subject of "is", no model: "The hotel stay cost
 for Paris, 4 nights is EUR 720", "The city tier for Berlin is Tier 2", Chinese "Guangzhou, 3 nights' accommodation
-cost is CNY 2,100", "S2: acknowledge within 30 minutes". The name is one of the rule author's (label or alias, as written),
-what stands between it and the verb names the other arguments, and the value or entity right after the verb
-is the last. The engine's own composed answers have this form, and models often echo a label so."""
+cost is CNY 2,100", "S2: acknowledge within 30 minutes". The name is one of the rule author's (label or alias, as
+written), what stands between it and the verb names the other arguments, and the value or entity right after the
+verb is the last. The engine's own composed answers have this form, and models often echo a label so."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,10 +1,12 @@
 """Entity pairs whose subject stands in an earlier clause of the sentence: an appositive or a clause with
-no subject of its own ("杭州是省会城市，属于二类城市", "Berlin, a Tier 2 city,", "陈伟（Chen Wei），职级 K4")."""
+no subject of its own (Chinese "Hangzhou is a provincial capital, belongs to the Tier 2 cities", "Berlin, a Tier 2
+city,", Chinese "<Chen Wei in Chinese characters> (Chen Wei), grade K4")."""
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation, word_pattern
 from pipeline.readers.focus import negated
 from pipeline.readers.vocabulary import best_named, clause_gloss, clause_terms, pair_signatures, vocabulary_claim
 from pipeline.text.citations import cited_for
@@ -13,12 +15,11 @@ from pipeline.text.sentences import blanked, clause_around, sentences
 from symbolic import Claim
 
 # What a subject is never carried across: a sentence-internal full stop, a semicolon, "so"/"but"/"while"
-# (a new statement, not a continuation of the subject's).
-_SUBJECT_BREAK_RE = re.compile(r"[;；]|\b(?:so|but|while|whereas|because)\b|所以|因此|但|因为", re.IGNORECASE)
+# (a new statement, not a continuation of the subject's; lang/<code>/readers.toml subject_breaks).
+_SUBJECT_BREAK_RE = re.compile(rf"[;；]|{word_pattern('readers.subject_breaks')}", re.IGNORECASE)
 # The whole of the clause before the object, when it names no relation: a copula, maybe after a relative
-# pronoun ("which is a"), or an appositive's article alone ("Berlin, a Tier 2 city").
-_LEAD_RE = re.compile(r"^\s*(?:(?:(?:which|that)\s+)?(?:is|are|was|remains)(?:\s+(?:a|an|the))?|a|an|the|"
-                      r"是|属于|为|即|属)\s*$", re.IGNORECASE)
+# pronoun ("which is a"), or an appositive's article alone ("Berlin, a Tier 2 city") (appositive_leads).
+_LEAD_RE = re.compile(rf"^\s*(?:{alternation('readers.appositive_leads')})\s*$", re.IGNORECASE)
 
 
 _APPOSED_RE = re.compile(r"^\s*[,，(（]\s*$")

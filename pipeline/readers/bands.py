@@ -1,4 +1,4 @@
-"""Relation claims of a band, no model: a range the answer states ("10 to 24 robots", "3–5 年") and the value
+"""Relation claims of a band, no model: a range the answer states ("10 to 24 robots", "3–5 years") and the value
 its clause gives it ("a volume discount of 8 %"), read into a relation of two bounds and a value that the
 clause names ("volume discount band")."""
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import Lexicon, alternation
 from pipeline.question.focus import QuestionFocus, param_fits
 from pipeline.readers.focus import negated, sentence_claim
 from pipeline.readers.vocabulary import MIN_CLAUSE_SCORE, VOCABULARY_CLAIM_CF, best_named, clause_terms, value_clause
@@ -14,11 +15,13 @@ from symbolic import Claim
 from symbolic.model import VALUE_TYPES
 from symbolic.values import Money, Quantity
 
-# What stands between a range's bounds: "10 to 24", "10-24", "10–24", "10 至 24", "10 到 24", "10~24"; "and"
-# only after "between" ("between 10 and 24").
-_TO_RE = re.compile(r"^\s*(?:to|through|-|–|—|~|～|至|到)\s*$", re.IGNORECASE)
-_AND_RE = re.compile(r"^\s*and\s*$", re.IGNORECASE)
-_BETWEEN_RE = re.compile(r"\bbetween\s*$", re.IGNORECASE)
+# What stands between a range's bounds: "10 to 24", "10-24", "10–24", "10~24", Chinese "10 to 24" (lang/<code>/
+# readers.toml range_to: the English words, the dashes and tildes of every language, the Chinese words); "and" only
+# after "between" ("between 10 and 24": range_and, range_between, whole patterns).
+_TO_RE = re.compile(rf"^\s*(?:{'|'.join(Lexicon.load('en').words('readers.range_to'))}|-|–|—|~|～|"
+                    rf"{'|'.join(Lexicon.load('zh').words('readers.range_to'))})\s*$", re.IGNORECASE)
+_AND_RE = re.compile(alternation("readers.range_and"), re.IGNORECASE)
+_BETWEEN_RE = re.compile(alternation("readers.range_between"), re.IGNORECASE)
 
 
 def band_signatures(rulebase: Any) -> list[Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import Lexicon, alternation
 from pipeline.readers.focus import fits, sentence_around
 from pipeline.text.citations import cited_for, mask_citations
 from pipeline.text.entities import EntityMention, find_entities
@@ -17,15 +18,18 @@ from symbolic.model import VALUE_TYPES
 # Carried over, not said: a little weaker than the claim it copies the relation from.
 COORDINATION_CLAIM_CF = 0.85
 
-# What joins the gapped clause to the claim's value: "and", "while", a comma or semicolon, their Chinese forms.
-_CONJUNCTION = r"(?:(?:and|while|whereas)\b|和|及|而|则)"
-# Up to three words may qualify the value before the join ("EUR 180 per night, ...", "a Tier 1 city and ...").
+# What joins the gapped clause to the claim's value: "and", "while", a comma or semicolon, their Chinese forms
+# (lang/<code>/readers.toml conjunctions).
+_CONJUNCTION = rf"(?:{alternation('readers.conjunctions')})"
+# Up to three words may qualify the value before the join ("EUR 180 per night, ...", "a Tier 1 city and ..."); an
+# article may open the gapped clause (join_articles).
 _JOIN_RE = re.compile(rf"(?:\s*[^\s\d,;，；、。.!?]+){{0,3}}?\s*(?:[,;，；、]\s*{_CONJUNCTION}?|{_CONJUNCTION})"
-                      r"\s*(?:the\s+)?", re.IGNORECASE)
+                      rf"\s*(?:{alternation('readers.join_articles')})?", re.IGNORECASE)
 # Only words that relate a subject to its value may stand between the new subject and its value: any
-# other word ("the LX-500 weighs 350 kg", "the LX-500 is not 500 kg") says something else.
-_LINK_RE = re.compile(r"^(?:\s|'s\b|’s\b|\b(?:of|at|with|is|are|has|have|a|an|the|to|in|for|only|just)\b|"
-                      r"[:：]|为|是|的|有)*$", re.IGNORECASE)
+# other word ("the LX-500 weighs 350 kg", "the LX-500 is not 500 kg") says something else (link_words: the English
+# ones, a colon, the Chinese ones).
+_LINK_RE = re.compile(rf"^(?:\s|{'|'.join(Lexicon.load('en').words('readers.link_words'))}|"
+                      rf"[:：]|{'|'.join(Lexicon.load('zh').words('readers.link_words'))})*$", re.IGNORECASE)
 
 
 def _value_end(answer: str, claim: Claim, value: Any, entities: Sequence[EntityMention]) -> int | None:
@@ -89,15 +93,15 @@ def coordinated_claims(answer: str, passages: Sequence[Any], rulebase: Any, clai
     return out
 
 
-# Where a gapped clause ends: a comma or semicolon, a full stop, a conjunction.
-_CLAUSE_END_RE = re.compile(r"[,;，；。!?]|\.(?:\s|$)|\s(?:and|while|whereas|but)\s|和|而|但", re.IGNORECASE)
+# Where a gapped clause ends: a comma or semicolon, a full stop, a conjunction (clause_conjunctions).
+_CLAUSE_END_RE = re.compile(rf"[,;，；。!?]|\.(?:\s|$)|{alternation('readers.clause_conjunctions')}", re.IGNORECASE)
 
 
 def _gapped_argument(answer: str, passages: Sequence[Any], claim: Claim, sig: Any, entities: Sequence[EntityMention],
                      sents: list[tuple[int, int]], read: set) -> list[Claim]:
     """A relation of three or more places carried over to clauses joined after its claim that change one entity
     argument and the value, saying nothing else: "valid for 12 months in Glasgow and for 6 months at the Suzhou
-    campus", "格拉斯哥为 12 个月，苏州校区为 6 个月". Chains on; never arguments already read."""
+    campus", Chinese "Glasgow 12 months, the Suzhou campus 6 months". Chains on; never arguments already read."""
     out: list[Claim] = []
     value = claim.fact.args[-1]
     args = list(claim.fact.args[:-1])

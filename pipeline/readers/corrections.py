@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
 from pipeline.question.focus import QuestionFocus
 from pipeline.readers.focus import fits, negated
 from pipeline.readers.patterns import extract_claims
@@ -19,11 +20,12 @@ from symbolic.values import Money, Percentage, Quantity
 # The answer's own value, said against the question's: weaker than a stated relation, like a vocabulary read.
 CORRECTION_CLAIM_CF = 0.9
 
-# "X, not Y", "X rather than Y", "X，而不是 Y"
-_X_NOT_Y_RE = re.compile(r"^\s*[,，]?\s*(?:and\s+|but\s+)?"
-                         r"(?:not|rather\s+than|instead\s+of|而不是|而非|不是|并非)\s*$", re.IGNORECASE)
-# "not Y but X", "不是 Y，而是 X" (the negation before Y is claim_reading.negated's)
-_Y_BUT_X_RE = re.compile(r"^\s*[,，]?\s*(?:but|而是|但是|是)\s*$", re.IGNORECASE)
+# "X, not Y", "X rather than Y", and the same in Chinese (lang/<code>/readers.toml correction_leads,
+# correction_negations)
+_X_NOT_Y_RE = re.compile(rf"^\s*[,，]?\s*(?:{alternation('readers.correction_leads')})?"
+                         rf"(?:{alternation('readers.correction_negations')})\s*$", re.IGNORECASE)
+# "not Y but X", and the same in Chinese (correction_turns; the negation before Y is pipeline.readers.focus.negated's)
+_Y_BUT_X_RE = re.compile(rf"^\s*[,，]?\s*(?:{alternation('readers.correction_turns')})\s*$", re.IGNORECASE)
 
 
 def _magnitude(v: Any) -> float | None:

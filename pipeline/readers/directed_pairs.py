@@ -1,10 +1,12 @@
-"""Relations between two entities of one type read in word order: "Ann Lee reports to Bob Wu", "陈伟的直属上级是
-Marloes van Dijk". Names alone give no direction; the relation's own name standing between them does."""
+"""Relations between two entities of one type read in word order: "Ann Lee reports to Bob Wu", Chinese "Chen Wei's
+direct superior is Marloes van Dijk". Names alone give no direction; the relation's own name standing between them
+does."""
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation, words
 from pipeline.readers.focus import negated
 from pipeline.readers.vocabulary import vocabulary_claim
 from pipeline.text.citations import cited_for
@@ -14,8 +16,11 @@ from pipeline.text.terms import content_terms
 from symbolic import Claim
 from symbolic.model import VALUE_TYPES
 
-# Characters that tie a Chinese name to its predicate without saying anything ("A 的直属上级是 B").
-_CJK_FUNCTION = frozenset("的是为即")
+# Characters that tie a Chinese name to its predicate without saying anything ("A's direct superior is B": the
+# possessive particle and the copulas; lang/zh/readers.toml function_characters).
+_CJK_FUNCTION = frozenset(words("readers.function_characters"))
+# The endings of adverbs that say nothing besides a relation's name ("reports directly to").
+_ADVERB_SUFFIXES = words("readers.adverb_suffixes")
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -24,8 +29,8 @@ def _names(sig: Any) -> list[str]:
 
 
 def _says_only(between: str, name: str) -> bool:
-    """Whether ``between`` holds all of ``name`` and nothing else but function words and "-ly" adverbs
-    ("reports directly to"): "A's report is reviewed by B" holds "report" but says another thing."""
+    """Whether ``between`` holds all of ``name`` and nothing else but function words and adverbs (_ADVERB_SUFFIXES:
+    "reports directly to"): "A's report is reviewed by B" holds "report" but says another thing."""
     rest = between
     for word in content_terms(name):
         if _CJK_RE.search(word):
@@ -37,7 +42,7 @@ def _says_only(between: str, name: str) -> bool:
         if name not in rest:
             return False
         rest = rest.replace(name, " ")
-    extra = {t for t in content_terms(rest) if not (t.endswith("ly") or set(t) <= _CJK_FUNCTION)}
+    extra = {t for t in content_terms(rest) if not (t.endswith(_ADVERB_SUFFIXES) or set(t) <= _CJK_FUNCTION)}
     return not extra
 
 
@@ -59,8 +64,8 @@ def directed_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, ta
         found = sorted(find_entities(answer[s:e], rulebase), key=lambda x: x.start)
         for i, a in enumerate(found):
             sigs = by_type.get(a.type)
-            # the next entity of the type, past names of others ("陈伟的直属上级为财务总监刘洋"): "A reports to B, who
-            # reports to C" reads A-B and B-C
+            # the next entity of the type, past names of others (Chinese "Chen Wei's direct superior is Finance
+            # Director Liu Yang"): "A reports to B, who reports to C" reads A-B and B-C
             b = next((x for x in found[i + 1:] if x.start >= a.end and x.type == a.type), None)
             if not sigs or b is None or b.entity_id == a.entity_id:
                 continue
@@ -72,7 +77,8 @@ def directed_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, ta
             named = [sig for sig in sigs if any(_says_only(between, n) or _says_before_copula(between, n)
                                                 for n in _names(sig))]
             if not named and _CJK_COPULA_RE.match(between):
-                # "刘洋是陈伟的直属上级": the one whose name the relation's follows is the subject
+                # Chinese "Liu Yang is Chen Wei's direct superior": the one whose name the relation's follows is the
+                # subject
                 after = answer[b.end + s:ce]
                 named = [sig for sig in sigs if any(_possessed(after, n) for n in _names(sig))]
                 subject, obj = b, a
@@ -84,16 +90,22 @@ def directed_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, ta
     return out
 
 
-_CJK_COPULA_RE = re.compile(r"^\s*(?:是|为|即)\s*$")
+# A copula alone between two entities, the relation's name after the second (lang/zh/readers.toml pair_copulas).
+_CJK_COPULA_RE = re.compile(rf"^\s*(?:{alternation('readers.pair_copulas')})\s*$")
+# The possessive particle that may join an entity to a Chinese relation name, and the copulas after that name.
+_POSSESSIVE = alternation("readers.possessive_particles")
+_NAME_COPULA = alternation("readers.name_copulas")
 
 
 def _says_before_copula(between: str, name: str) -> bool:
-    """A Chinese name said of the first, then a copula, then words about the second: "陈伟的直属上级为财务总监刘洋"
-    (the title belongs to 刘洋, and says nothing of the relation)."""
+    """A Chinese name said of the first, then a copula, then words about the second: "Chen Wei's direct superior is
+    Finance Director Liu Yang" (the title belongs to Liu Yang, and says nothing of the relation)."""
     return bool(_CJK_RE.search(name)) and bool(
-        re.match(rf"^\s*的?\s*{re.escape(name)}\s*(?:是|为)[^，,；;。]*$", between))
+        re.match(rf"^\s*(?:{_POSSESSIVE})?\s*{re.escape(name)}\s*(?:{_NAME_COPULA})[^，,；;。]*$", between))
 
 
 def _possessed(after: str, name: str) -> bool:
-    """Only "的" and a Chinese name stand after the second entity, up to its clause's end: "…是陈伟的直属上级"."""
-    return bool(_CJK_RE.search(name)) and bool(re.match(rf"^\s*的?\s*{re.escape(name)}\s*[。.]?\s*$", after))
+    """Only a possessive particle and a Chinese name stand after the second entity, up to its clause's end: "… is
+    Chen Wei's direct superior"."""
+    return bool(_CJK_RE.search(name)) and bool(
+        re.match(rf"^\s*(?:{_POSSESSIVE})?\s*{re.escape(name)}\s*[。.]?\s*$", after))

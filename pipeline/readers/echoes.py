@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
 from pipeline.question.answer_types import asking_clause
 from pipeline.question.focus import QuestionFocus
 from pipeline.readers.corrections import CORRECTION_CLAIM_CF
@@ -16,11 +17,11 @@ from pipeline.text.terms import content_terms
 from pipeline.text.values import find_values
 from symbolic import Claim
 
-# Words that deny what the clause says ("the 36 months you mention are wrong", "不是每 30 天"): such a clause
-# quotes the premise to correct it.
-_DENIAL_RE = re.compile(r"\b(?:not|no|never|wrong|incorrect|false|mistaken|outdated|superseded|instead|rather)\b|"
-                        r"n't|不|没|并非|错误|有误|过时|而非", re.IGNORECASE)
-_WHY_RE = re.compile(r"^\W*(?:why|为什么|为何)", re.IGNORECASE)
+# Words that deny what the clause says ("the 36 months you mention are wrong", Chinese "not every 30 days"): such a
+# clause quotes the premise to correct it (lang/<code>/readers.toml denials).
+_DENIAL_RE = re.compile(alternation("readers.denials"), re.IGNORECASE)
+# A why-question takes its premise as true (why_words).
+_WHY_RE = re.compile(rf"^\W*(?:{alternation('readers.why_words')})", re.IGNORECASE)
 # Two content words of the premise's own text, besides its value, make the answer's clause a restatement of it.
 MIN_SHARED_WORDS = 2
 

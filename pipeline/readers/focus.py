@@ -8,6 +8,7 @@ import logging
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
 from pipeline.proof.proving import COUNT_WORDS, asks_a_computation
 from pipeline.question.answer_types import TOTAL_WORDS
 from pipeline.question.focus import QuestionFocus, param_fits
@@ -39,11 +40,12 @@ def fits(sig: Any, value: Any) -> bool:
     return param_fits(sig.params[-1], value)
 
 
-_NEGATION_RE = re.compile(r"(?:\bnot|\bno|n't|\bnever|不是|并非|不|没有)\s*(?:\w+\s*){0,2}$", re.IGNORECASE)
+# A negation up to two words before a value (lang/<code>/readers.toml negations).
+_NEGATION_RE = re.compile(rf"(?:{alternation('readers.negations')})\s*(?:\w+\s*){{0,2}}$", re.IGNORECASE)
 
 
 def negated(answer: str, pos: int) -> bool:
-    """Whether the words just before ``pos`` negate the value ("is not EUR 160", "不是 120 元")."""
+    """Whether the words just before ``pos`` negate the value ("is not EUR 160", or the same in Chinese)."""
     return bool(_NEGATION_RE.search(answer[max(0, pos - 24):pos]))
 
 
@@ -84,19 +86,20 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     does the AX-200 cost?"). One claim per goal: the first fitting value. When the question states values of
     its own (it computes: "a 3-day trip" asks for a total, not the daily rate), only a value the documents give
     the relation is read (for the goal's entity, where the question asks the relation of two), and never a value
-    the question itself states or the answer negates ("不是 120 元"). The values of ``premises`` (claims the
-    question asserts: pipeline.readers.premises.stated_premises) set the scene and compute nothing ("通风橱面风速只要达到
-    0.3 米/秒就能使用，那通风橱多久检测一次？" asks a plain lookup), and what they assert is asked last."""
+    the question itself states or the answer negates ("is not CNY 120"). The values of ``premises`` (claims the
+    question asserts: pipeline.readers.premises.stated_premises) set the scene and compute nothing ("the fume hood
+    may be used once its face velocity reaches 0.3 m/s, so how often is it inspected?" asks a plain lookup), and
+    what they assert is asked last."""
     out: list[tuple[Claim, ValueMention]] = []
     question = blanked(focus.question, ((c.start, c.end) for c in premises))
     # a computing question's values bind no lookup, but clauses the asker takes the documents to say may stand
-    # before a plain one ("高温津贴一年十二个月都发，每月多少钱？")
+    # before a plain one ("the heat allowance is paid all twelve months of the year; how much is it a month?")
     computes = asks_a_computation(question, focus)
     asked = [v for v, *_ in find_values(focus.question)]
     used: set[int] = {i for i, m in enumerate(mentions) if m.value in asked or negated(answer, m.start)}
     asserted = {(p.fact.relation, tuple(p.fact.args[:-1])) for p in premises}
     # a goal binding the question's values computes the answer, and a question counting or totalling asks for
-    # what is computed ("住 3 晚…最多能报销多少"): the answer's value is no lookup
+    # what is computed ("staying 3 nights … how much can be reimbursed at most"): the answer's value is no lookup
     computed = any(g.stated for g in focus.goals) or _counts(question, focus)
     # a goal the question asserts comes last: "X has a 36-month warranty; what is Y's?" asks Y's; but "why is
     # X's warranty 36 months?" asks nothing else, and an answer's value of the relation corrects it
@@ -105,7 +108,8 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         if sig is None or sig.arity < 2 or any(c.fact.relation == goal.relation for c, _ in out):
             continue
         # a computing question's answer may give the total or what it is computed from: only a value the
-        # documents state for the relation is that relation's ("15 天" of "工作满 2 年…一共有多少天年假？")
+        # documents state for the relation is that relation's ("15 days" to "after 2 full years of service … how many
+        # days of annual leave in all?")
         looked_up = computes and bool(goal.stated or asks_a_computation(question, focus, goal))
         if looked_up and computed:      # (a goal binding the question's values is ``computed`` too)
             continue
@@ -127,8 +131,8 @@ def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
 
 
 def _counts(question: str, focus: QuestionFocus) -> bool:
-    """The question totals, counts things or states a count ("3 晚", "10 robots", "three nights"), rather than
-    stating the asker's case ("I am 70 years old", "工作满 2 年")."""
+    """The question totals, counts things or states a count ("3 nights", "10 robots", "three nights"), rather than
+    stating the asker's case ("I am 70 years old", "after 2 full years of service")."""
     if TOTAL_WORDS.search(question) or COUNT_WORDS.search(question):
         return True
     unnamed = blanked(question, [(e.start, e.end) for e in focus.entities] + list(focus.name_spans))
@@ -136,8 +140,8 @@ def _counts(question: str, focus: QuestionFocus) -> bool:
 
 
 def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[Any], goal: Any, sig: Any) -> bool:
-    """The value's own clause names another entity of an asked argument's type: "成都车场…为 12 个月，马罗湾为 24
-    个月" gives the 24 months to Marrow Bay."""
+    """The value's own clause names another entity of an asked argument's type: "the Chengdu depot … is 12 months,
+    Marrow Bay 24 months" gives the 24 months to Marrow Bay."""
     cs, ce = clause_around(answer, m.start, m.end)
     return any(x.type == p.type and x.entity_id != arg and cs <= x.start + s and x.end + s <= ce
                for x in in_sentence for arg, p in zip(goal.args, sig.params))

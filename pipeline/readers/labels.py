@@ -1,6 +1,6 @@
 """Relation claims written as "label: value" pairs, no model: "per diem (arrival day): EUR 26", "city tier:
-Tier 1", "电池保修：12 个月": the label names the relation, a bracket after it may name what it is about, and
-the value or entity after the colon is the relation's last argument."""
+Tier 1", Chinese "battery warranty: 12 months": the label names the relation, a bracket after it may name what it
+is about, and the value or entity after the colon is the relation's last argument."""
 from __future__ import annotations
 
 import re

@@ -1,8 +1,8 @@
 """Relation claims written with a relation's own name as the subject of "is", no model: "The hotel stay cost
-for Paris, 4 nights is EUR 720", "The city tier for Berlin is Tier 2", "广州，3 晚的住宿费为 2,100 元",
-"S2: acknowledge within 30 minutes". The name is one of the rule author's (label or alias, as written),
-what stands between it and the verb names the other arguments, and the value or entity right after the verb
-is the last. The engine's own composed answers have this form, and models often echo a label so."""
+for Paris, 4 nights is EUR 720", "The city tier for Berlin is Tier 2", Chinese "Guangzhou, 3 nights' accommodation
+cost is CNY 2,100", "S2: acknowledge within 30 minutes". The name is one of the rule author's (label or alias, as
+written), what stands between it and the verb names the other arguments, and the value or entity right after the
+verb is the last. The engine's own composed answers have this form, and models often echo a label so."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,6 +11,7 @@ import re
 import weakref
 from typing import Any, Sequence
 
+from pipeline.lang import Lexicon, alternation
 from pipeline.question.focus import QuestionFocus, param_fits, stated_values
 from pipeline.question.naming import relation_names
 from pipeline.readers.focus import fits
@@ -28,8 +29,15 @@ from symbolic.values import Quantity
 # The reading follows the rule author's own name for the relation: as strong as the vocabulary reader's.
 PHRASE_CLAIM_CF = 0.9
 
-_VERB_EN = r"\s+(?:is|are|was|were|will\s+be|comes\s+to|amounts\s+to)\s+"
-_VERB_ZH = r"\s*(?:为|是)\s*"
+# The verbs of "<name> is <value>" (lang/<code>/readers.toml naming_verbs): English ones between spaces, Chinese
+# ones with or without.
+_VERB_EN = rf"\s+(?:{'|'.join(Lexicon.load('en').words('readers.naming_verbs'))})\s+"
+_VERB_ZH = rf"\s*(?:{'|'.join(Lexicon.load('zh').words('readers.naming_verbs'))})\s*"
+# The article before an English name, the prepositions before its other arguments ("the city tier for Berlin"), and
+# the possessive particle after a Chinese sentence's other arguments, before the name.
+_ARTICLE = alternation("readers.name_articles")
+_PREPOSITION = alternation("readers.name_prepositions")
+_POSSESSIVE = alternation("readers.possessive_particles")
 _SUBJECT_EN = r"[^.;:()\[\]|\n]{1,100}?"
 _SUBJECT_ZH = r"[^。；;：:！？!?()（）\[\]|\n]{1,40}?"
 
@@ -46,8 +54,8 @@ _FORMS: "weakref.WeakKeyDictionary[Any, list[_Form]]" = weakref.WeakKeyDictionar
 
 def _forms(rulebase: Any) -> list[_Form]:
     """For each name of each relation, the sentence forms that use it as the subject of "is" (cached per
-    rule base): with the other arguments after "for"/"of" or before a colon (English), before "的" (Chinese),
-    or none."""
+    rule base): with the other arguments after "for"/"of" or before a colon (English), before a possessive
+    particle (Chinese: _POSSESSIVE), or none."""
     forms = _FORMS.get(rulebase)
     if forms is not None:
         return forms
@@ -59,16 +67,18 @@ def _forms(rulebase: Any) -> list[_Form]:
             words = r"\s*".join(re.escape(w) for w in name.split()) if is_chinese(name) else \
                 r"\s+".join(re.escape(w) for w in name.split())
             if is_chinese(name):
-                regexes = [rf"(?P<subject>{_SUBJECT_ZH})的\s*(?P<name>{words}){_VERB_ZH}",
+                regexes = [rf"(?P<subject>{_SUBJECT_ZH})(?:{_POSSESSIVE})\s*(?P<name>{words}){_VERB_ZH}",
                            rf"(?:^|(?<=[。；;\n]))\s*(?P<name>{words}){_VERB_ZH}"]
             else:
                 bound = r"(?<![A-Za-z0-9])"
-                regexes = [rf"{bound}(?:the\s+)?(?P<name>{words})\s+(?:for|of)\s+(?P<subject>{_SUBJECT_EN}){_VERB_EN}",
+                regexes = [rf"{bound}(?:(?:{_ARTICLE})\s+)?(?P<name>{words})\s+(?:{_PREPOSITION})\s+"
+                           rf"(?P<subject>{_SUBJECT_EN}){_VERB_EN}",
                            rf"(?:^|(?<=[.;!?\n]))\s*(?P<subject>[^.;:!?()\[\]|\n]{{1,80}}):\s+(?P<name>{words})\s+",
-                           rf"{bound}the\s+(?P<name>{words}){_VERB_EN}",
-                           # a Chinese sentence using a relation that has only an English name ("柏林的hotel
-                           # limit per night为EUR 140"): how the engine composes it, and how a model echoes it
-                           rf"(?P<subject>{_SUBJECT_ZH})的\s*(?P<name>{words}){_VERB_ZH}"]
+                           rf"{bound}(?:{_ARTICLE})\s+(?P<name>{words}){_VERB_EN}",
+                           # a Chinese sentence using a relation that has only an English name (Chinese for "Berlin's
+                           # hotel limit per night is EUR 140", the name in English): how the engine composes it, and
+                           # how a model echoes it
+                           rf"(?P<subject>{_SUBJECT_ZH})(?:{_POSSESSIVE})\s*(?P<name>{words}){_VERB_ZH}"]
             needle = name.split()[0].lower() if name.split() else name
             forms += [_Form(sig.name, re.compile(r, re.IGNORECASE), needle) for r in regexes]
     _FORMS[rulebase] = forms

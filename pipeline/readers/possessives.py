@@ -3,12 +3,14 @@ CNY 108,000". The owner is an entity the answer names (or, for "his"/"her"/"its"
 before it of a type the head fits), the head is one to three words, and exactly one relation of the owner's
 type, ending in a value that fits, has a name holding every word of the head (or its root). A possessive ties
 the head to the owner as no bare clause does, so a single word of a name is enough. English only: a Chinese
-"X的Y为Z" is read with the relation's whole name by pipeline.readers.phrases."""
+"X's Y is Z" (a possessive particle between X and Y) is read with the relation's whole name by
+pipeline.readers.phrases."""
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation, words
 from pipeline.question.naming import name_terms, relation_names, word_root
 from pipeline.readers.focus import fits, sentence_claim
 from pipeline.text.citations import cited_for
@@ -23,12 +25,18 @@ from symbolic.model import VALUE_TYPES
 POSSESSIVE_CLAIM_CF = 0.9
 
 _HEAD = r"(?P<head>[A-Za-z][A-Za-z-]*(?:\s+[A-Za-z][A-Za-z-]*){0,2}?)"
-_VERB = r"\s+(?:is|was|will\s+be|comes\s+to|amounts\s+to)\s+"
+_VERB = rf"\s+(?:{alternation('readers.possessive_verbs')})\s+"
+# the English possessive ending after an owner's name ("Zhao Lin's limit", "the managers' limit"): this reader
+# reads English only
 _AFTER_OWNER = re.compile(r"['’]s?\s+" + _HEAD + _VERB)
-_PRONOUN = re.compile(r"\b(?P<pronoun>his|her|its|their)\s+" + _HEAD + _VERB, re.IGNORECASE)
-# "his"/"her" stand for a person, "its" for anything else: told by the type's name (the rule files name no
-# gender), or by a "who" after the mention ("Dr Chen Hao, who is grade HG8")
-_PERSON_TYPE = re.compile(r"person|people|employee|staff|member|manager|officer|student|worker|人|员", re.IGNORECASE)
+_PRONOUN = re.compile(rf"\b(?P<pronoun>{alternation('readers.possessive_pronouns')})\s+" + _HEAD + _VERB,
+                      re.IGNORECASE)
+# "his"/"her" stand for a person, "its" for anything else (the others, "their", for either): told by the type's
+# name (the rule files name no gender), or by a "who" after the mention ("Dr Chen Hao, who is grade HG8")
+PERSON_POSSESSIVES = words("readers.person_possessives")
+_THING_POSSESSIVES = words("readers.thing_possessives")
+_PERSON_TYPE = re.compile(alternation("readers.person_types"), re.IGNORECASE)
+_WHO_AFTER = re.compile(rf",?\s*(?:{alternation('readers.person_relatives')})\b")
 
 
 def _owned_relations(rulebase: Any, etype: str, head: str, value: Any) -> list[Any]:
@@ -91,9 +99,9 @@ def _possessives(answer: str, entities: Sequence[EntityMention]) -> list[tuple[E
 
 
 def may_stand_for(pronoun: str, x: EntityMention, answer: str) -> bool:
-    person = bool(_PERSON_TYPE.search(x.type)) or bool(re.match(r",?\s*who\b", answer[x.end:]))
+    person = bool(_PERSON_TYPE.search(x.type)) or bool(_WHO_AFTER.match(answer[x.end:]))
     word = pronoun.lower()
-    return person if word in ("his", "her") else not person if word == "its" else True
+    return person if word in PERSON_POSSESSIVES else not person if word in _THING_POSSESSIVES else True
 
 
 def antecedents(entities: Sequence[EntityMention], pos: int, sents: Sequence[tuple[int, int]]) -> list[EntityMention]:

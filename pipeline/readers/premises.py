@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof
 from pipeline.question.answer_types import SITUATION, asking_clause
 from pipeline.question.focus import Goal, QuestionFocus, relation_label
@@ -18,13 +19,14 @@ from symbolic import BackwardChainer, Claim
 from symbolic.values import format_value
 
 # A sentence asking yes or no puts its values to the test ("May I fly business class on a 5-hour
-# flight?"): it asserts nothing, and a threshold it names is the asker's case, not a claim about the policy.
-_YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|did|may|must|should|will|would|was|were|has|have|had|"
-                     r"shall|am)\b|是否|能否|可否|可不可以|能不能|是不是|有没有|吗\s*[？?]?\s*$", re.IGNORECASE)
+# flight?"): it asserts nothing, and a threshold it names is the asker's case, not a claim about the policy
+# (lang/<code>/readers.toml yes_no: an English auxiliary opening it, a Chinese yes-no word or final particle).
+_YES_NO = re.compile(alternation("readers.yes_no"), re.IGNORECASE)
 
-# An answer that opens with "because" gives the right value as the reason for the wrong premise: "为什么婚假只有
-# 3 天？" answered "因为婚假的天数是 10 天" takes the premise as true while stating what refutes it.
-_GIVES_A_REASON = re.compile(r"^\W*(?:because|因为|由于)", re.IGNORECASE)
+# An answer that opens with "because" gives the right value as the reason for the wrong premise: "Why is marriage
+# leave only 3 days?" answered "Because marriage leave is 10 days" takes the premise as true while stating what
+# refutes it.
+_GIVES_A_REASON = re.compile(rf"^\W*(?:{alternation('readers.reasons')})", re.IGNORECASE)
 
 
 @dataclass

@@ -1,22 +1,24 @@
-"""Pattern and entity-pair claims whose subject is a pronoun: "…; he is grade CR6 in Marrow Bay", "何静的直属上级是刘明轩，
-他是成都车场的CR6 级员工". The pronoun stands for the likeliest person named before it (pipeline.readers.possessives's
-antecedents: the nearest in its sentence, else the previous sentence's subject); the rule files' patterns and
-the entity-pair reader (pipeline.readers.vocabulary) read its sentence again with that name in its place, and
-only what reads through the name is kept. English
-"he"/"she" and Chinese "他"/"她" only: "it" and "they" stand for too many things to be read without a parser."""
+"""Pattern and entity-pair claims whose subject is a pronoun: "…; he is grade CR6 in Marrow Bay", Chinese "He Jing's
+direct superior is Liu Mingxuan; he is a CR6 employee of the Chengdu depot". The pronoun stands for the likeliest
+person named before it (pipeline.readers.possessives's antecedents: the nearest in its sentence, else the previous
+sentence's subject); the rule files' patterns and the entity-pair reader (pipeline.readers.vocabulary) read its
+sentence again with that name in its place, and only what reads through the name is kept. English "he"/"she" and
+the Chinese "he"/"she" only (lang/<code>/readers.toml personal_pronouns): "it" and "they" stand for too many things
+to be read without a parser."""
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
-from pipeline.readers.possessives import antecedents, may_stand_for
+from pipeline.lang import word_pattern
+from pipeline.readers.possessives import PERSON_POSSESSIVES, antecedents, may_stand_for
 from pipeline.readers.vocabulary import entity_pair_claims
 from pipeline.text.citations import cited_for, mask_citations
 from pipeline.text.entities import find_entities
 from pipeline.text.sentences import sentences
 from symbolic import Claim, Provenance
 
-_PERSONAL = re.compile(r"\b(?:he|she)\b|(?<!其)[他她](?![们人])", re.IGNORECASE)
+_PERSONAL = re.compile(word_pattern("readers.personal_pronouns"), re.IGNORECASE)
 
 
 def pronoun_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
@@ -30,8 +32,9 @@ def pronoun_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: S
     for m in _PERSONAL.finditer(answer):
         if any(x.start <= m.start() < x.end for x in entities):
             continue
-        # "his" asks for a person: a type named so, or a name a "who" follows
-        who = next((x for x in antecedents(entities, m.start(), sents) if may_stand_for("his", x, answer)), None)
+        # a person's possessive ("his") asks for a person: a type named so, or a name a "who" follows
+        who = next((x for x in antecedents(entities, m.start(), sents)
+                    if may_stand_for(PERSON_POSSESSIVES[0], x, answer)), None)
         here = next(((s, e) for s, e in sents if s <= m.start() < e), None)
         if who is None or here is None:
             continue

@@ -1,13 +1,14 @@
 """What an answer to a computing question states: its total, read as the computing goal's claim, and the rates
 beside it ("EUR 84, at EUR 0.35 per kilometre" to "How much is reimbursed for driving 240 km?" states the
-mileage rate the total's goal multiplies). A value written as a rate ("per kilometre", "each", "每晚", a
-percentage) is read as the one premise of that goal its type fits, about the entities the goal binds, so the
-rules check the rates as well as the total."""
+mileage rate the total's goal multiplies). A value written as a rate ("per kilometre", "each", Chinese "each
+night" before it, a percentage) is read as the one premise of that goal its type fits, about the entities the
+goal binds, so the rules check the rates as well as the total."""
 from __future__ import annotations
 
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
 from pipeline.proof.proving import asks_a_computation
 from pipeline.question.focus import Goal, QuestionFocus
 from pipeline.readers.focus import fits, mention_claim, names_fit, negated, sentence_around, sentence_claim
@@ -19,9 +20,10 @@ from symbolic import model as m
 from symbolic.terms import compare
 from symbolic.values import Percentage
 
-# A value written as a rate: "EUR 0.35 per kilometre", "EUR 1,200 each", "EUR 180 a night", "每晚 700 元".
-_RATE_AFTER = re.compile(r"^\s*(?:per|each|a|an)\b|^\s*/\s*\w", re.IGNORECASE)
-_RATE_BEFORE = re.compile(r"每\s*[\u4e00-\u9fff]{0,3}\s*$")
+# A value written as a rate: "EUR 0.35 per kilometre", "EUR 1,200 each", "EUR 180 a night" (lang/<code>/readers.toml
+# rate_after, or a slash), Chinese "each night CNY 700" (rate_before: whole patterns ending at the value).
+_RATE_AFTER = re.compile(rf"^\s*(?:{alternation('readers.rate_after')})\b|^\s*/\s*\w", re.IGNORECASE)
+_RATE_BEFORE = re.compile(alternation("readers.rate_before"))
 # A value's clause that says any word of one premise's name, and fewer of every other fitting premise's, names it:
 # the candidates are the few premises of one computing goal, not the whole vocabulary (vocabulary_reading's 2/3)
 MIN_PREMISE_SCORE = 0.01

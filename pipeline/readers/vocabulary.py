@@ -7,6 +7,7 @@ import re
 import weakref
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
 from pipeline.proof.calculation import rate_units
 from pipeline.proof.proving import states_a_value
 from pipeline.question.answer_types import TOTAL_WORDS
@@ -28,13 +29,15 @@ VOCABULARY_CLAIM_CF = 0.9
 # night" names "hotel limit per night" (2 of 3), a bare "EUR 720" names nothing.
 MIN_CLAUSE_SCORE = 0.66
 
-# Only 的 (or nothing) between a name and the name it qualifies: "一类城市上海", "K4 级的陈伟".
-_QUALIFIER_RE = re.compile(r"^\s*(?:级)?\s*的?\s*$")
-# Only a copula between a subject and an entity of another type ("X is a Y", "X是Y", "X属于Y").
-_COPULA_RE = re.compile(r"^\s*(?:(?:is|are|was|remains)(?:\s+(?:a|an|the))?|是|属于|为|即)\s*$", re.IGNORECASE)
-# A place said of the clause's subject: "Callum Reid is grade HG8 in Glasgow", "张三在成都车场工作"
-_LOCATIVE_RE = re.compile(r"(?:\b(?:in|at|based\s+(?:in|at))\s+(?:the\s+)?|在\s*)$", re.IGNORECASE)
-_SUBJECT_VERB_RE = re.compile(r"^\s*(?:(?:is|are|was|remains|works|worked|sits|lives)\b|在)", re.IGNORECASE)
+# Only a possessive particle (or nothing) between a name and the name it qualifies, as Chinese writes "Tier 1 city
+# Shanghai" (lang/zh/readers.toml name_qualifiers: whole patterns).
+_QUALIFIER_RE = re.compile(alternation("readers.name_qualifiers"))
+# Only a copula between a subject and an entity of another type ("X is a Y", and Chinese "X is Y", "X belongs to Y").
+_COPULA_RE = re.compile(rf"^\s*(?:{alternation('readers.copulas')})\s*$", re.IGNORECASE)
+# A place said of the clause's subject: "Callum Reid is grade HG8 in Glasgow", Chinese "Zhang San works at the
+# Chengdu depot" (readers.locatives before the place, readers.subject_verbs after the subject).
+_LOCATIVE_RE = re.compile(rf"(?:{alternation('readers.locatives')})$", re.IGNORECASE)
+_SUBJECT_VERB_RE = re.compile(rf"^\s*(?:{alternation('readers.subject_verbs')})", re.IGNORECASE)
 
 
 def value_clause(answer: str, mention: ValueMention) -> tuple[int, int, int, int]:
@@ -134,8 +137,9 @@ _PATTERN_NAMES: "weakref.WeakKeyDictionary[Any, dict[str, list[str]]]" = weakref
 
 def pattern_names(rulebase: Any) -> dict[str, list[str]]:
     """Relation -> the words each of its plain patterns requires, where they hold two content terms at least:
-    "{product} ... 保修期 [为|是] {d:duration}" names warranty_period "保修期" in a rule author's Chinese even when
-    the relation has no Chinese alias; "payload (of|is)" (one term) and re"..." patterns name nothing."""
+    a Chinese "{product} ... <warranty period> [is] {d:duration}" names warranty_period by the rule author's Chinese
+    word for "warranty period" even when the relation has no Chinese alias; "payload (of|is)" (one term) and
+    re"..." patterns name nothing."""
     names = _PATTERN_NAMES.get(rulebase)
     if names is None:
         names = {}
@@ -163,8 +167,8 @@ def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
 
 
 def clause_gloss(answer: str, s: int, end: int, e: int, rulebase: Any) -> Gloss:
-    """The Chinese words of clause_text in English (pipeline.text.glossary), its entities' names left out: "博士研究生"
-    names the doctoral student, not the "postgraduate" of a relation's name."""
+    """The Chinese words of clause_text in English (pipeline.text.glossary), its entities' names left out: the Chinese
+    for "doctoral postgraduate student" names the doctoral student, not the "postgraduate" of a relation's name."""
     text = clause_text(answer, s, end, e)
     if not CJK_RUN_RE.search(text):     # English says its own words: no entity search on every value's clause
         return Gloss()
@@ -214,7 +218,7 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     # An answer to a question stating values of its own may state results too ("so the fuel surcharge is EUR
     # 112"): there only a value whose clause names the whole of a relation's name is read, or one the documents
     # state for the relation its clause names (_looked_up). A question asking
-    # two things ("…是谁？…是多少？") is two lookups, read as any other.
+    # two things ("… who is it? … how much is it?") is two lookups, read as any other.
     min_score = 1.0 if states_a_value(focus.question, focus) else MIN_CLAUSE_SCORE
     for m in mentions:
         if negated(answer, m.start):
@@ -223,7 +227,8 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
         terms = clause_terms(answer, cs, m.end, ce)
         fitting = [sig for sig in sigs if fits(sig, m.value)]
         # a rate ("CNY 450 per night") is no total a computing question's answer derives: named as any value;
-        # a total ("餐费补贴一共能拿 1200 元", "in total EUR 720") is the total reader's, whatever its clause names
+        # a total ("the meal allowance comes to CNY 1200 altogether", "in total EUR 720") is the total reader's,
+        # whatever its clause names
         if min_score == 1.0 and TOTAL_WORDS.search(answer[cs:m.start]):
             continue
         need = MIN_CLAUSE_SCORE if _a_rate(answer, m) else min_score
@@ -272,8 +277,8 @@ def _label_score(sig: Any, terms: frozenset[str]) -> float:
 
 def _a_rate(answer: str, m: ValueMention) -> bool:
     """The value counts per a unit said right after it ("CNY 450 per night", "USD 64 a day") or, in Chinese,
-    right before it ("每天 120 元"); not per a unit an earlier value was said per ("…CNY 450 per night come to
-    CNY 3,150")."""
+    right before it (Chinese "each day CNY 120"); not per a unit an earlier value was said per ("…CNY 450 per night
+    come to CNY 3,150")."""
     before = answer[max(0, m.start - 6):m.start]
     start = m.start - len(before) if CJK_RUN_RE.search(before) else m.start
     return bool(rate_units(answer[start:], m.start - start, m.end - start))
@@ -282,6 +287,8 @@ def _a_rate(answer: str, m: ValueMention) -> bool:
 # A value written as a modifier of the noun after it: "a 24-month warranty", "the 8-hour runtime".
 _MODIFIER_VALUE = re.compile(r"\d\s*-\s*[A-Za-z]+$")
 _HEAD_WORDS = re.compile(r"(?:\s+[A-Za-z][A-Za-z-]*){1,3}")
+# Where the modified noun phrase ends: "a 24-month warranty for the robot" (readers.head_ends).
+_HEAD_END = re.compile(rf"\s+(?:{alternation('readers.head_ends')})\b")
 
 
 def _modified_name(answer: str, m: ValueMention, sigs: Sequence[Any], rulebase: Any) -> Any:
@@ -291,7 +298,7 @@ def _modified_name(answer: str, m: ValueMention, sigs: Sequence[Any], rulebase: 
     if not _MODIFIER_VALUE.search(m.text):
         return None
     phrase = _HEAD_WORDS.match(answer, m.end)
-    words = re.split(r"\s+(?:per|of|for|on|in|at|with|and|or|to|from|by)\b", phrase.group(0))[0] if phrase else ""
+    words = _HEAD_END.split(phrase.group(0))[0] if phrase else ""
     terms = frozenset(content_terms(words))
     head = content_terms(words.split()[-1]) if words.split() else set()
     # the phrase's head noun must be a word of the name: a "3-hour charging time" is a time, not a "runtime per charge"
@@ -318,8 +325,9 @@ def _said_of_another(about: set[tuple[str, str]], sig: Any, subjects: Sequence[s
 
 def best_named_claims(claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
     """Of claims that read one value of one subject as different relations from overlapping spans (two rule
-    patterns matching one sentence), those whose relation their span names best: "AX-200 电池保修期为 18 个月"
-    states the battery warranty ("电池保修"), not the robot's ("整机保修"), though "{product} ... 保修期" matches."""
+    patterns matching one sentence), those whose relation their span names best: Chinese for "the AX-200's battery
+    warranty period is 18 months" states the battery warranty, not the robot's (the whole unit's warranty), though
+    "{product} ... <warranty period>" matches."""
     def named(c: Claim) -> float:
         sig = rulebase.relations.get(c.fact.relation)
         return name_score(sig, frozenset(content_terms(c.text))) if sig is not None else 0.0
@@ -346,8 +354,8 @@ def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
 def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
     """A relation between two entity types is claimed when one clause names an entity of each type and
     at least half of one of the relation's names, and no other relation of that type pair scores as
-    well; or when only a copula stands between them, or the object's name qualifies the subject's ("一类城市上海"),
-    and the pair's types have that one relation. Same-typed
+    well; or when only a copula stands between them, or the object's name qualifies the subject's (Chinese "Tier 1
+    city Shanghai"), and the pair's types have that one relation. Same-typed
     pairs (who reports to whom) are directed_pair_reading's: names alone do not give the direction. Never
     a pair the clause negates, nor one a pattern already read."""
     pairs = pair_signatures(rulebase)
@@ -370,8 +378,9 @@ def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, take
                 unnamed = blanked(answer, [(x.start + s, x.end + s) for x in (a, b)])
                 terms = clause_terms(unnamed, max(cs, s), hi, min(ce, e))
                 glossed = clause_gloss(unnamed, max(cs, s), hi, min(ce, e), rulebase)
-                # "Shanghai is a Tier 1 city": the types' only relation, said by "is"; "一类城市上海" (the object's name
-                # qualifying the subject's, nothing or 的 between): said by the order
+                # "Shanghai is a Tier 1 city": the types' only relation, said by "is"; Chinese "Tier 1 city Shanghai"
+                # (the object's name qualifying the subject's, nothing or a possessive particle between): said by the
+                # order
                 copula = a.end <= b.start and bool(_COPULA_RE.match(answer[a.end + s:b.start + s]))
                 qualified = b.end <= a.start and bool(_QUALIFIER_RE.match(answer[b.end + s:a.start + s]))
                 located = len(sigs) == 1 and _located(answer[s:e], a, b, found)

@@ -60,8 +60,9 @@ COUNT_WORDS = re.compile(word_pattern("proof.count_words"), re.IGNORECASE)
 def asks_a_computation(question: str, focus: QuestionFocus, goal: Goal | None = None) -> bool:
     """A question that states a value or count of its own ("a 3-day trip", "with 3 years of service",
     "three nights", "300 kg") qualifies or computes beyond the bare relation, and one that asks two things
-    (a Chinese "... is who? ... is how much?") needs both: a single lookup proof would answer another question. A ``goal`` that
-    binds the question's values as its arguments (a rule computes a stay's cost from "4 nights") answers it."""
+    (a Chinese "... is who? ... is how much?") needs both: a single lookup proof would answer another question.
+    A ``goal`` that binds the question's values as its arguments (a rule computes a stay's cost from "4 nights")
+    answers it."""
     return states_a_value(question, focus, goal) or asks_two(question)
 
 
@@ -79,7 +80,8 @@ def _asserted_before(question: str, focus: QuestionFocus, goal: Goal | None) -> 
     """The clauses before the asking one, where that clause asks an amount per period and no goal computes
     with a value: a Chinese "the Chengdu depot's heat allowance is paid all twelve months of the year; how much is
     it a month?" asks the monthly allowance, and the twelve months before it are what the asker takes the
-    documents to say, not a count to multiply it by. Not where the clauses before are the asker's own case ("I work 22 days this month") or the question counts or totals."""
+    documents to say, not a count to multiply it by. Not where the clauses before are the asker's own case ("I
+    work 22 days this month") or the question counts or totals."""
     if goal is None or any(g.stated for g in focus.goals):
         return []
     start, _end = asking_clause(question)

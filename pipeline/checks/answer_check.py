@@ -10,6 +10,7 @@ from pipeline.checks.grounding import NOT_CITED, values_match
 from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
                                    asked_entities, cited_evidence, drops_a_negation, from_an_example, relation_terms,
                                    repeats_itself)
+from pipeline.lang import alternation, cue_table, words
 from pipeline.proof.calculation import Calculation, calculations, computed_by
 from pipeline.question.answer_types import TOTAL_WORDS, asked_currency, asking_clause, asks_two
 from pipeline.question.codes import names_a_sibling
@@ -24,16 +25,16 @@ from pipeline.text.values import EvidenceValue, ValueMention, find_values, own_m
 from pipeline.types import ClaimReport
 from symbolic.values import Money, Quantity, format_value, value_type
 
-_POLARITY = re.compile(r"\b(?:yes|no|not|never|cannot|can|may|must|allowed|permitted|required|only|needs?)\b|n't|"
-                       r"是|否|可以|不可以|不能|能|不|需要|无需|必须|允许|不允许", re.IGNORECASE)
-# Words of the question that name the kind of answer, not its topic ("how many days", "多少天").
-_ASKING = frozenset("""how many much long what which who whom whose when where why is are does do can may must
-day days week weeks month months year years hour hours minute minutes amount number price cost get there
-need needs required require fast quickly soon often far""".split())
-# "多久要做一次…" asks how often: its "要做一次" says how it asks, as "how often" does, not what about.
-_ASKING_ZH = re.compile(r"多少|几|什么|哪|是否|吗|呢|怎么|如何|多久|多长|(?:需要|要)?(?:做|进行)?一次")
-# A Chinese character pair holding a function character ("的年" of "…的年终奖") names no topic.
-_ZH_FUNCTION = set("的是了在有和与及或每个这那其之也都就把被对为以于从到")
+# The words that say yes or no (lang/<code>/checks.toml polarity).
+_POLARITY = re.compile(alternation("checks.polarity"), re.IGNORECASE)
+# Words of the question that name the kind of answer, not its topic ("how many days", and its Chinese words).
+_ASKING = frozenset(words("checks.asking_words"))
+# A Chinese "how often must it be done once": its "must be done once" says how it asks, as "how often" does, not
+# what about (lang/zh/checks.toml asking_phrases).
+_ASKING_ZH = re.compile(alternation("checks.asking_phrases"))
+# A Chinese character pair holding a function character (a possessive particle and "year" of "year-end bonus")
+# names no topic (lang/zh/checks.toml function_chars).
+_ZH_FUNCTION = set(words("checks.function_chars"))
 
 
 def values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[Any]:
@@ -42,36 +43,31 @@ def values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[A
     return out
 
 
-# "per week", "每周": the period or unit a rate is counted in. A question asking per week is not answered by a
+# "per week", in Chinese too: the period or unit a rate is counted in. A question asking per week is not answered by a
 # value per calendar year (eval un-02 with the 0.5B model: 20 working days per calendar year, for "how many
 # days per week").
 
 # The measure a question names, as a unit dimension of symbolic.values: a "turning radius" is a length, so
 # "2.0 m/s" (a speed) does not answer it (eval un-08 with the 0.5B model).
-_MEASURES = [
-    (re.compile(r"\b(?:radius|length|width|height|depth|distance|diameter)\b|半径|长度|宽度|高度|距离", re.I), "length"),
-    (re.compile(r"\b(?:weight|payload|mass)\b|重量|载重", re.I), "mass"),
-    (re.compile(r"\b(?:speed|velocity)\b|速度", re.I), "speed"),
-    (re.compile(r"\btemperature\b|温度", re.I), "temperature"),
-]
+# (lang/<code>/checks.toml [[measures]]: a row's id is its dimension.)
+_MEASURES = [(re.compile(row["cue"], re.I), row["id"]) for row in cue_table("checks.measures")]
 # A count of two or more things the question asks a total for ("two Frostline trucks", "three nights", "10 AX-200
-# robots"). English only; a Chinese count ("两辆") is not read.
+# robots"). English only; a Chinese count ("two vehicles") is not read.
 # Spans of time ("3 years of service", "10 days ago", "within 30 days") qualify a question rather than count
 # what it totals, so they are not read; nights are (a night allowance for "three nights").
-_COUNTED = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|[2-9]|[1-9]\d{1,2})\s+"
-                      r"(?:[A-Za-z][\w-]*\s+){0,2}?(?!(?:second|minute|hour|day|week|month|year)s\b)[a-z]+s\b"
-                      r"(?!\s+(?:second|minute|hour|day|week|month|year)s?\b)",
+_TIME_UNITS = alternation("checks.counted_time_units")
+_COUNTED = re.compile(rf"\b(?:{alternation('checks.counted_numbers')}|[2-9]|[1-9]\d{{1,2}})\s+"
+                      rf"(?:[A-Za-z][\w-]*\s+){{0,2}}?(?!(?:{_TIME_UNITS})s\b)[a-z]+s\b"
+                      rf"(?!\s+(?:{_TIME_UNITS})s?\b)",
                       re.IGNORECASE)
 _UNEVALUATED = re.compile(r"\d\s*[*×]\s*\d")
 # A why-question is answered by a reason or by denying its premise; restating the premise answers nothing
 # ("Why does the AX-200 carry 300 kg while the LX-500 only carries 200 kg?" -> "The AX-200 carries 300 kg while
 # the LX-500 only carries 200 kg.", shipped fp-01 with the 135M model).
-_WHY = re.compile(r"^\W*why\b|为什么|为何|何以", re.IGNORECASE)
-_REASON = re.compile(r"\b(?:because|since|due to|owing to|so that|in order to|so as to|as a result|reasons?|therefore|"
-                     r"thus|hence|required by|according to|under (?:the|its|their|this)|to (?:ensure|comply|avoid|"
-                     r"protect|meet|keep|prevent|allow|reduce|limit|give|provide|make|cover|guarantee))\b|"
-                     r"\b(?:not|no|never|cannot|none|neither|nor|only)\b|n't|因为|由于|为了|所以|因此|原因|根据|按照|"
-                     r"不|没有|并非|并不|无", re.IGNORECASE)
+_WHY = re.compile(alternation("checks.why"), re.IGNORECASE)
+_REASON = re.compile(alternation("checks.reasons"), re.IGNORECASE)
+# Where the words after an answer's value stop saying what it is counted per.
+_VALUE_CLAUSE_END = re.compile(rf"[.,;:，。；：\n]|\b(?:{alternation('checks.value_clause_words')})\b")
 
 
 def asked_dimension(question: str) -> str | None:
@@ -85,8 +81,8 @@ def counted_units(question: str) -> str | None:
 
 
 def source_periods(values: Sequence[Any], evidence: Sequence[EvidenceValue]) -> set[str]:
-    """The periods the sources count the answer's values in, where the answer says none ("[1] 85" from "按每小时
-    85 元发放"): a bare figure is what its source says it is."""
+    """The periods the sources count the answer's values in, where the answer says none ("[1] 85" from a Chinese
+    "paid at 85 yuan an hour"): a bare figure is what its source says it is."""
     out: set[str] = set()
     for ev in evidence:
         if any(values_match(v, ev.value) for v in values):
@@ -98,22 +94,23 @@ def source_periods(values: Sequence[Any], evidence: Sequence[EvidenceValue]) -> 
 
 def value_periods(text: str, mentions: Sequence[ValueMention]) -> set[str]:
     """The periods the answer's values are counted in, read next to each value ("2.8 L of diesel per hour",
-    "每晚 700 元"): an answer that repeats the question's "per day" and states a value per hour counts per hour
-    (held-out sup-03 with the 135M model)."""
+    a Chinese "700 yuan a night"): an answer that repeats the question's "per day" and states a value per hour
+    counts per hour (held-out sup-03 with the 135M model)."""
     out: set[str] = set()
     ordered = sorted(mentions, key=lambda m: m.start)
     for i, m in enumerate(ordered):
         stop = ordered[i + 1].start if i + 1 < len(ordered) else len(text)
-        after = re.split(r"[.,;:，。；：\n]|\b(?:and|or|but|so)\b", text[m.end:min(stop, m.end + 40)])[0]
-        # "每晚 700 元", "一年共 55,200 元": a Chinese period leads its value
+        after = _VALUE_CLAUSE_END.split(text[m.end:min(stop, m.end + 40)])[0]
+        # "700 yuan a night", "55,200 yuan a year in all": a Chinese period leads its value
         before = text[max(0, m.start - 5):m.start]
         out |= periods(after) | {ZH_PERIOD[z.group(1)] for z in PER_ZH.finditer(before)} | whole_periods(before)
     return out
 
 
 def _rate_as_total(focus: QuestionFocus, amounts: Sequence[Money], calcs: Sequence[Calculation]) -> str | None:
-    """Why an answer states a rate where the question asks the total its counts make ("深圳员工去成都出差 4 天，伙食补助
-    一共是多少？" -> "一共是 120 元", the rate per day; shipped num-10 with the 0.5B model and no rule files)."""
+    """Why an answer states a rate where the question asks the total its counts make (a Chinese "a Shenzhen
+    employee travels to Chengdu for 4 days; how much is the meal allowance in all?" -> "120 yuan in all", the rate
+    per day; shipped num-10 with the 0.5B model and no rule files)."""
     if "money" not in focus.answer_types or "yesno" in focus.answer_types or not amounts \
             or not TOTAL_WORDS.search(focus.question):       # "the per diem for a 3-day trip" may ask the rate
         return None
@@ -135,9 +132,10 @@ def topic_terms(question: str, focus: QuestionFocus) -> set[str]:
 
 # Share of the question's topic terms an answer must use. A worded answer (VERBOSE_TERMS content terms or
 # more) must use half of them itself: a copied sentence sharing only "trips" is no answer to "which
-# business trips need pre-trip approval?". A terse one ("5,000 运行小时 [1]") answers through the
+# business trips need pre-trip approval?". A terse one ("5,000 operating hours [1]") answers through the
 # source rows stating its values, which count with it. Chinese topic terms are character pairs, many
-# spanning two words ("要更" of "需要更换"), so fewer of them can be expected to recur.
+# spanning two words (the last character of "need" and the first of "replace" in a Chinese "needs replacing"),
+# so fewer of them can be expected to recur.
 TOPIC_SHARE = {"en": (0.5, 0.3), "zh": (0.2, 0.2)}     # (worded, terse)
 VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are character pairs: more per word
 
@@ -145,7 +143,7 @@ VERBOSE_TERMS = {"en": 4, "zh": 8}                       # Chinese terms are cha
 def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
                 with_heading: bool = False) -> str:
     """The cited source sentences (table rows, with the value's column header; ``with_heading``: and their
-    section heading) that state the answer's values: a terse "5,000 运行小时 [1]" answers through the row it
+    section heading) that state the answer's values: a terse "5,000 operating hours [1]" answers through the row it
     quotes, "28 days [1]" through its "Annual leave" column."""
     out = []
     for m in mentions:
@@ -298,7 +296,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mention
 
 
 def reasons(text: str) -> set[str]:
-    """The words of ``text`` that give a reason or deny something ("because", "not", "因为")."""
+    """The words of ``text`` that give a reason or deny something ("because", "not", their Chinese words)."""
     return {m.group(0).lower() for m in _REASON.finditer(text)}
 
 

@@ -1,7 +1,7 @@
 """Values said of their neighbour's label: a table or sentence that states two values of one kind under two
-labels ("最高速度（满载）1.5 米/秒", "最高速度（空载）2.0 米/秒") grounds neither value said of the other's label
-("空载时最高速度是 1.5 米/秒"), and a table row grounds no value said of another row's label ("4 business hours"
-of the Severity 3 row said of Severity 1)."""
+labels ("top speed (loaded) 1.5 m/s", "top speed (unloaded) 2.0 m/s", in a Chinese manual) grounds neither value
+said of the other's label ("the top speed unloaded is 1.5 m/s"), and a table row grounds no value said of another
+row's label ("4 business hours" of the Severity 3 row said of Severity 1)."""
 from __future__ import annotations
 
 import re
@@ -68,7 +68,8 @@ def row_label(ev: EvidenceValue) -> str:
 
 def _kin(a: str, b: str) -> bool:
     """Two row labels of one family: a shared word ("Severity 1", "Severity 3"), a number each ("AX-200"), or
-    for Chinese labels two characters in a row ("一类城市", "二类城市")."""
+    for Chinese labels two characters in a row ("first-class city" and "second-class city" share the two
+    characters of "class city")."""
     if is_chinese(a) and is_chinese(b):
         return any(a[i:i + 2] in b for i in range(len(a) - 1) if is_chinese(a[i]))
     return bool(set(a.lower().split()) & set(b.lower().split())) or all(re.search(r"\d", x) for x in (a, b))

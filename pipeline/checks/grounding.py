@@ -57,7 +57,8 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
         if m.unit_word:   # "38,500 decibels": only a bare number the source also counts in decibels
             hits = [ev for ev in hits if is_bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower()]
-        # a value said of its neighbour's label ("空载 1.5 米/秒" where the table gives 1.5 for 满载) is not grounded
+        # a value said of its neighbour's label ("unloaded 1.5 m/s" where the table gives 1.5 for loaded) is not
+        # grounded
         crossed = [(ev, other) for ev in hits
                    if (other := crossed_by(m.context, ev, evidence) or other_row_named(m.context, ev, evidence))]
         hits = [ev for ev in hits if all(ev is not c for c, _o in crossed)]
@@ -210,7 +211,7 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
             same_relation = [f for f in evidence if f.relation == claim.fact.relation]
             said = [_fact_text(f, passages) for f in same_relation]
             # quote the cited sources first, then those in the answer's language: an English answer is told
-            # "200 kg" from the datasheet, not "额定载重 200 公斤" from the Chinese manual
+            # "200 kg" from the datasheet, not a Chinese "rated payload 200 kg" from the Chinese manual
             chinese = _has_cjk(claim.text)
             facts_said = [(f, t) for f, t in zip(same_relation, said) if t["text"]]
             facts_said.sort(key=lambda ft: (ft[1]["doc_id"] not in claim.cited, _has_cjk(ft[1]["text"]) != chinese))

@@ -6,6 +6,7 @@ import re
 from typing import Any, Sequence
 
 from pipeline.checks.grounding import is_bare, values_match
+from pipeline.lang import alternation
 from pipeline.question.answer_types import asking_clause
 from pipeline.question.codes import asked_codes, names_other_codes
 from pipeline.question.focus import QuestionFocus, sole_entities
@@ -44,9 +45,9 @@ def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], eviden
                    rulebase: Any | None) -> str | None:
     """Why a value answers about another entity: every source stating it is about one of the asked entity's
     type that the question does not ask about (its row, section or document title names that one and none
-    asked), as "每 2,000 运行小时" from the AX-200 manual for a question about the LX-500. A code the question
-    names that no entity covers ("XR-40" with no domain rules) is held to the same: a value every source of
-    which names only other codes ("LC-220") is not about it."""
+    asked), as a Chinese "every 2,000 operating hours" from the AX-200 manual for a question about the LX-500. A
+    code the question names that no entity covers ("XR-40" with no domain rules) is held to the same: a value
+    every source of which names only other codes ("LC-220") is not about it."""
     return _about_another_entity(focus, mentions, evidence, rulebase) or _about_another_code(focus, mentions, evidence)
 
 
@@ -84,7 +85,7 @@ def about_no_one_asked(focus: QuestionFocus, text: str, claims: Sequence[Any], m
     """Why a worded answer is about none of the asked entities: it names none, no claim of it is about one, and
     every source stating its values names none in its sentence, row, section or document title ("The context
     states that a 20-character password must contain characters from 3 of 4 classes" to "... acceptable for a
-    service account?"). A terse answer ("5,000 运行小时 [1]") is read through its source row instead, and a value
+    service account?"). A terse answer ("5,000 operating hours [1]") is read through its source row instead, and a value
     no source states is the grounding check's to judge."""
     if rulebase is None or not mentions or claims or len(content_terms(text)) < _WORDED:
         return None
@@ -109,9 +110,9 @@ def cited_evidence(m: ValueMention, evidence: Sequence[EvidenceValue]) -> list[E
 
 
 # A condition a source negates: "robots ... if they have not been commissioned", "never used", "non-standard",
-# "unopened" (English only: a Chinese source's 未/不 conditions are not read)
-_NEGATED_CONDITION = re.compile(r"\b(?:not|never)\s+(?:(?:yet|been|be|being)\s+){0,2}([a-z][a-z-]{3,})"
-                                r"|\bnon-([a-z]{4,})|\bun([a-z]{3,}(?:ed|en))\b", re.IGNORECASE)
+# "unopened" (English only: a Chinese source's "not yet"/"not" conditions are not read; lang/<code>/checks.toml
+# negated_condition)
+_NEGATED_CONDITION = re.compile(alternation("checks.negated_condition"), re.IGNORECASE)
 
 
 def drops_a_negation(text: str, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str | None:
@@ -138,11 +139,12 @@ def drops_a_negation(text: str, mentions: Sequence[ValueMention], evidence: Sequ
     return None
 
 
-# A worked example: a sentence that opens as one ("Example: a shipment of EUR 2,000 ... pays EUR 170", "例：…"), or
-# any sentence of a section headed "Examples" / "示例"
-_EXAMPLE_SENTENCE = re.compile(r"^\W*(?:examples?|for example|for instance|e\.g\.|例如|举例|示例|例)\s*[:：,，]",
+# A worked example: a sentence that opens as one ("Example: a shipment of EUR 2,000 ... pays EUR 170", a Chinese
+# "Example: …"), or any sentence of a section headed "Examples" (in Chinese too; lang/<code>/checks.toml
+# example_openers, example_headings)
+_EXAMPLE_SENTENCE = re.compile(rf"^\W*(?:{alternation('checks.example_openers')})\s*[:：,，]",
                                re.IGNORECASE)
-_EXAMPLE_HEADING = re.compile(r"\bexamples?\b|示例|举例|例子", re.IGNORECASE)
+_EXAMPLE_HEADING = re.compile(alternation("checks.example_headings"), re.IGNORECASE)
 
 
 def from_an_example(question: str, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue]) -> str | None:
@@ -167,7 +169,8 @@ def from_an_example(question: str, mentions: Sequence[ValueMention], evidence: S
 
 def asked_entities(focus: QuestionFocus) -> set[tuple[str, str]]:
     """The (type, id) of the entities the question asks about: of each type, those its asking clause names,
-    else those it names anywhere ("深圳员工到广州出差住 3 晚，住宿费…多少？" asks about 广州)."""
+    else those it names anywhere (a Chinese "a Shenzhen employee travels to Guangzhou and stays 3 nights; how much
+    is the hotel …?" asks about Guangzhou)."""
     s, e = asking_clause(focus.question)
     named = {(x.type, x.entity_id) for x in focus.entities}
     in_clause = {(x.type, x.entity_id) for x in focus.entities if s <= x.start and x.end <= e}
@@ -176,10 +179,10 @@ def asked_entities(focus: QuestionFocus) -> set[tuple[str, str]]:
 
 
 # "What is the response time for a Severity 2 ticket?": the noun phrase before the preposition names what is
-# asked of the subject after it. English only: a Chinese question's word order ("…的响应时间是多少") would need
-# word segmentation to cut the same way.
-_ASKED_ATTRIBUTE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+the\s+([a-z][a-z -]*?)\s+(?:for|of|in|on|under|at)\b",
-                              re.IGNORECASE)
+# asked of the subject after it. English only: a Chinese question's word order ("…'s response time is what",
+# the question word last) would need word segmentation to cut the same way (lang/<code>/checks.toml
+# asked_attribute).
+_ASKED_ATTRIBUTE = re.compile(alternation("checks.asked_attribute"), re.IGNORECASE)
 
 
 def asked_attribute(focus: QuestionFocus) -> set[str]:

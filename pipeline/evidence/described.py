@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from pipeline.evidence.bridges import BRIDGE_KINDS
+from pipeline.lang import Lexicon, phrase, words
 from pipeline.question.focus import Goal, QuestionFocus, parse_question
 from pipeline.question.naming import relation_names, relation_score
 from pipeline.text.entities import EntityMention
@@ -52,7 +53,7 @@ def described_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
 
 
 def _names_type(question: str, etype: Any) -> bool:
-    """Whether ``question`` says the entity type's name ("instrument", "仪器")."""
+    """Whether ``question`` says the entity type's name ("instrument", in Chinese too)."""
     if etype is None:
         return False
     names = [n for n in (etype.name.replace("_", " "), etype.label, *etype.aliases) if n and n.strip()]
@@ -64,8 +65,8 @@ _NOUN_AFTER = re.compile(r"\s*([A-Za-z][A-Za-z-]*|[\u4e00-\u9fff]{1,4})")
 
 def _counts_relation(question: str, end: int, sig: Any) -> bool:
     """Whether the word after a bare count says what the count measures: "the bus model that has 52 seats"
-    counts the seats that ``sig`` ("seats", "座位数") relates a vehicle to, a property; "3 items returned late"
-    counts the asker's items."""
+    counts the seats that ``sig`` ("seats", a Chinese "number of seats") relates a vehicle to, a property; "3
+    items returned late" counts the asker's items."""
     m = _NOUN_AFTER.match(question, end)
     if sig is None or m is None:
         return False
@@ -81,8 +82,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 # Words between a named entity and the relation it is the subject of: "Dr Wang Yu reports to" (the mention
-# "Dr Wang" may leave part of the name), "王雨的直属上级".
-_GAP = re.compile(r"^(?:\s*(?:'s|’s)?\s*(?:[A-Z][\w-]*\s+){0,2}?|[\u4e00-\u9fff]{0,3}?的?)$")
+# "Dr Wang" may leave part of the name), a Chinese "Wang Yu's direct superior" (lang/<code>/evidence.toml
+# possessive; the Chinese one is one character, and may be left out).
+_POSSESSIVE_EN = "|".join(Lexicon.load("en").words("evidence.possessive"))
+_GAP = re.compile(rf"^(?:\s*(?:{_POSSESSIVE_EN})?\s*(?:[A-Z][\w-]*\s+){{0,2}}?"
+                  rf"|[\u4e00-\u9fff]{{0,3}}?{phrase('evidence.possessive', 'zh')}?)$")
 
 
 def same_type_pairs(rulebase: Any) -> list[Any]:
@@ -95,7 +99,7 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
                      ) -> tuple[list[EntityMention], list[EntityMention]]:
     """(the entities the question names through a relation from a named one, the mentions that stand for
     them). A mention followed by the name of a relation between two entities of its own type ("the person
-    Wang Yu reports to", "王雨的直属上级") stands for the relation's object, the one the facts give it. The
+    Wang Yu reports to", in Chinese too) stands for the relation's object, the one the facts give it. The
     mention is set apart even when the facts give no one object: the question is not about it. A question
     asking who ("who is the person Wang Yu reports to?") asks for the object itself: no mention stands for it."""
     related: list[EntityMention] = []
@@ -127,7 +131,7 @@ def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
     return related, unnamed
 
 
-_POSSESSED = re.compile(r"^(?:'s|’s)\s+([a-z]+)\b")
+_POSSESSED = re.compile(rf"^(?:{_POSSESSIVE_EN})\s+([a-z]+)\b")
 _NEXT_WORD = re.compile(r"\s+([a-z]+)\b")
 
 
@@ -177,8 +181,9 @@ LINKED_MIN_SCORE = 0.6
 def linked_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
                     entities: Sequence[EntityMention]) -> list[EntityMention]:
     """Arguments a rule author's link gives through a named entity: with `link person_location ->
-    hv_training_validity`, "孙鹏…他的高压作业培训有效期是多长？" asks the validity at Sun Peng's location, the one the
-    facts give him. Only for a type the question names no entity of, and a linked relation it names.
+    hv_training_validity`, a Chinese "Sun Peng … how long is his high-voltage work training valid?" asks the
+    validity at Sun Peng's location, the one the facts give him. Only for a type the question names no entity
+    of, and a linked relation it names.
     ``entities``: those the question is about (not the Sun Peng of "Sun Peng's manager", but his manager)."""
     named_types = {x.type for x in entities}
     out: list[EntityMention] = []
@@ -234,5 +239,5 @@ def asked_hop(focus: QuestionFocus, rulebase: Any) -> list[Goal]:
 
 
 # The nouns that name the person one reports to (English only): asked "who", a deputy or an assistant is
-# someone else, and no relation says which
-_SUPERIOR = frozenset({"manager", "boss", "supervisor", "superior", "line", "head"})
+# someone else, and no relation says which (lang/<code>/evidence.toml superior_nouns)
+_SUPERIOR = frozenset(words("evidence.superior_nouns"))

@@ -80,7 +80,7 @@ def translated_query(focus: QuestionFocus, rulebase: Any) -> str | None:
     """The question's rule-base names in the other language: the entities and relations a Chinese question
     names, by their English labels (and an English question's by their Chinese aliases). The rule files'
     bilingual vocabulary bridges what an English-only embedder and character bigrams cannot: a Chinese
-    question about an English policy ("二类城市…住宿" -> "Tier 2 hotel limit per night")."""
+    question about an English policy ("second-class city … lodging" in Chinese -> "Tier 2 hotel limit per night")."""
     chinese = is_chinese(focus.question)
     terms = frozenset(content_terms(focus.question))
     words: list[str] = []
@@ -217,9 +217,9 @@ def facts_focus(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
 
 
 def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, passages: Sequence[Any]) -> bool:
-    """Whether the documents state a looked-up value per another period than the question asks ("每小时 85 元"
-    to "每周能拿到多少"): the value is then an input of what is asked, not its answer. A computed proof counts
-    in its rule's terms, not its inputs'."""
+    """Whether the documents state a looked-up value per another period than the question asks ("85 yuan an
+    hour" to "how much does one get a week", in Chinese): the value is then an input of what is asked, not its
+    answer. A computed proof counts in its rule's terms, not its inputs'."""
     return not proof.node.rule_ids and any(counted_per_other_period(question, around(p.text, s, e))
                                            for p, s, e in value_places(proof, passages, kb))
 

@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Any, Iterable, Protocol, Sequence
 
 from pipeline.evidence.passage_facts import extract_evidence
+from pipeline.lang import words
 from pipeline.proof.proving import current_evidence
 from pipeline.text.values import EvidenceValue
 from symbolic.model import VALUE_TYPES
@@ -17,9 +18,9 @@ from symbolic.values import Quantity
 log = logging.getLogger(__name__)
 
 # Front-matter `authority:` values that never vouch for a claim on their own: the document may be shown
-# as a source, but what only it states is not verified (a chat note contradicting a policy).
-NON_AUTHORITATIVE = frozenset({"note", "notes", "draft", "memo", "chat", "comment", "informal", "unofficial",
-                               "opinion", "faq-draft"})
+# as a source, but what only it states is not verified (a chat note contradicting a policy;
+# lang/<code>/evidence.toml non_authoritative).
+NON_AUTHORITATIVE = frozenset(words("evidence.non_authoritative"))
 
 
 def authoritative(passage: Any) -> bool:

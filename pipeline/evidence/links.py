@@ -54,8 +54,8 @@ def link_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any, kb: 
     links = list(getattr(rulebase, "links", None) or [])
     if not links or not focus.entities:
         return []
-    # a link's end whose value is of the kind the question asks for ("多少欧元": an amount in EUR) counts as
-    # asked too: a Chinese question seldom uses an English relation's name
+    # a link's end whose value is of the kind the question asks for (a Chinese "how many euros": an amount in EUR)
+    # counts as asked too: a Chinese question seldom uses an English relation's name
     currency = asked_currency(focus.question)
     typed = {k.target for k in links if focus.answer_types
              and value_fits(rulebase.relations[k.target], focus.answer_types, currency)}

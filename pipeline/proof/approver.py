@@ -8,12 +8,16 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation, phrase
 from pipeline.proof.proving import ProvenAnswer, best_proof, current_evidence
 from pipeline.question.focus import Goal
 from symbolic import BackwardChainer
 from symbolic.model import VALUE_TYPES
 
-_APPROVAL = re.compile(r"\bapprov\w*|\bsign(?:s|ed)?[\s-]+off\b|\bauthori[sz]\w*|审批|批准|签批|核准", re.IGNORECASE)
+# A question about approving (lang/<code>/proof.toml approval).
+_APPROVAL = re.compile(alternation("proof.approval"), re.IGNORECASE)
+# What follows the covering limit's sentence, per language.
+_COVER_WORDS = {code: phrase("proof.cover_words", code) for code in ("en", "zh")}
 
 
 def _matrix_fact(proof: ProvenAnswer, rulebase: Any) -> Any | None:
@@ -58,4 +62,4 @@ def covering_limit(question: str, stated: Any, proof: ProvenAnswer, rulebase: An
 
 def cover_words(*, chinese: bool) -> str:
     """What follows the covering limit's sentence."""
-    return "，是能涵盖问题中数值的最低上限。" if chinese else ", the lowest limit that covers the value in the question."
+    return _COVER_WORDS["zh" if chinese else "en"]

@@ -8,45 +8,59 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from pipeline.lang import Lexicon, alternation, phrase, words
 from pipeline.text.values import EvidenceValue, find_values
 from pipeline.text.wording import say_value
 from symbolic.values import Duration, Money, Quantity
 
-# What a rate counts per, as "per item per day", "a night", "/hour", "每册每天", "每人每晚": canonical unit words.
-_PER_EN = re.compile(r"(?:\b(?:per|a|an|each|every)\s+|/\s*)"
-                     r"([A-Za-z]+(?:\s+(?!(?:per|a|an|each|every)\b)[A-Za-z]+){0,2})", re.I)
-_PER_ZH = re.compile(r"每(?:个)?(小时|公里|天|日|晚|夜|周|月|年|人|册|本|件|次|台|辆|间)")
-_ZH_UNIT = {"小时": "hour", "公里": "km", "天": "day", "日": "day", "晚": "night", "夜": "night", "周": "week",
-            "月": "month", "年": "year", "人": "person", "册": "item", "本": "item", "件": "item", "次": "time",
-            "台": "item", "辆": "item", "间": "room"}
-_KNOWN = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "km", "person", "item", "trip", "room",
-                    "robot", "mile", "kg", "page", "seat"})
-_EN_UNIT = {"kilometre": "km", "kilometer": "km", "kilometres": "km", "kilometers": "km", "h": "hour", "hr": "hour",
-            "nights": "night", "persons": "person", "people": "person", "head": "person", "items": "item",
-            "units": "item", "unit": "item", "piece": "item", "pieces": "item", "copy": "item", "copies": "item"}
+_EN, _ZH = Lexicon.load("en"), Lexicon.load("zh")
+
+
+def _alts(lex: Lexicon, key: str) -> str:
+    return "|".join(lex.words(key))
+
+
+# What a rate counts per, as "per item per day", "a night", "/hour", or a Chinese "every" before its unit
+# (lang/<code>/proof.toml rate_per, unit_words): canonical unit words.
+_PER_EN = re.compile(rf"(?:\b(?:{_alts(_EN, 'proof.rate_per')})\s+|/\s*)"
+                     rf"([A-Za-z]+(?:\s+(?!(?:{_alts(_EN, 'proof.rate_per')})\b)[A-Za-z]+){{0,2}})", re.I)
+# The words of rate_per that make a rate of any word after them ("per"), not only of a unit a table knows.
+_PER_ANY = words("proof.rate_per_any")
+# The measure word that may stand between a number (or the Chinese "every") and its unit; one character.
+_MEASURE_WORD = phrase("proof.measure_word", "zh")
+_ZH_UNIT = {row["id"]: row["unit"] for row in _ZH.table("proof.unit_words")}
+_PER_ZH = re.compile(rf"{phrase('proof.rate_per', 'zh')}(?:{_MEASURE_WORD})?({'|'.join(_ZH_UNIT)})")
+_KNOWN = frozenset(words("proof.known_units"))
+_EN_UNIT = {row["id"]: row["unit"] for row in _EN.table("proof.unit_words")}
 # Units a rate may count per that are not counts of things: a rate "per hour" needs hours from the question.
+# (The canonical unit names of symbolic.values, not words of a language.)
 _TIME = frozenset({"minute", "hour", "day", "week", "month", "year", "night"})
 # Words after "a"/"per" that name no unit ("a total of", "a maximum of").
-_NOT_UNITS = frozenset({"total", "maximum", "minimum", "most", "least", "further", "fee", "charge", "rate", "flat",
-                        "fixed", "single", "discount", "limit", "period", "bit", "few", "diem"})
+_NOT_UNITS = frozenset(words("proof.not_units"))
 # A span of time that dates or qualifies the question ("10 months ago", "within 30 days", "3 years of service")
 # counts nothing the answer totals.
-_NOT_COUNTED_AFTER = re.compile(r"^\s*(?:ago|old|later|after|before|earlier|of service|of (?:employment|membership))\b"
-                                r"|^\s*(?:前|以前|之前|后|以后|之后|内|以内)", re.I)
-_NOT_COUNTED_BEFORE = re.compile(r"\b(?:within|after|before|since|for the (?:first|last|past))\s*$|(?:满|超过|不满)\s*$", re.I)
-# A number and the thing it counts: "3 recalled standard loans", "4 full days", "10 AX-200 robots"; "3 晚".
+_NOT_COUNTED_AFTER = re.compile(rf"^\s*(?:{_alts(_EN, 'proof.not_counted_after')})\b"
+                                rf"|^\s*(?:{_alts(_ZH, 'proof.not_counted_after')})", re.I)
+_NOT_COUNTED_BEFORE = re.compile(rf"\b(?:{_alts(_EN, 'proof.not_counted_before')})\s*$"
+                                 rf"|(?:{_alts(_ZH, 'proof.not_counted_before')})\s*$", re.I)
+# A number and the thing it counts: "3 recalled standard loans", "4 full days", "10 AX-200 robots"; a Chinese
+# number and its unit ("3 nights", lang/zh/proof.toml counted_units).
 _COUNT_EN = re.compile(r"^[\s-]*(?:[A-Za-z][\w-]*\s+){0,2}?([A-Za-z]+s)\b")
-_COUNT_ZH = re.compile(r"^\s*(?:个)?(小时|公里|天|日|晚|夜|周|个月|月|年|人|册|本|件|次|台|辆|间)")
+_COUNT_ZH = re.compile(rf"^\s*(?:{_MEASURE_WORD})?({_alts(_ZH, 'proof.counted_units')})")
+# How a calculation lists its counts: "6 hours and 3 rooms", in Chinese with the enumeration comma.
+_COUNTS_JOINED = {code: phrase("proof.counts_joined", code) for code in ("en", "zh")}
 # A question asking two amounts summed ("What do labour and travel cost"): one rate does not answer it.
-_TWO_COSTS = re.compile(r"\b(?:what|how much)\s+(?:do|does|will|would)\s+(?:the\s+)?\w+\s+(?:and|plus)\s+\w+|"
-                        r"\b\w+\s+(?:and|plus)\s+\w+\s+(?:costs?|fees?|charges?)\b|费和|和.{1,6}费", re.I)
+_TWO_COSTS = re.compile(alternation("proof.two_costs"), re.I)
+# Where the clause of a rate's value ends after it, and starts before it ("EUR 52 for each full day and EUR 26 …").
+_RATE_AFTER_END = re.compile(rf"[.,;:，。；：\n|(（]|\b(?:{alternation('proof.rate_clause_after')})\b")
+_RATE_BEFORE_START = re.compile(rf"[.,;:，。；：\n|\d]|\b(?:{alternation('proof.rate_clause_before')})\b")
 
 
 @dataclass(frozen=True)
 class Count:
     n: float
     unit: str        # "hour", "day", "night", "km", … or the counted thing's word, singular ("loan", "robot")
-    text: str        # as the answer says it: "6 hours", "3 loans", "4 天"
+    text: str        # as the answer says it: "6 hours", "3 loans", a Chinese "4 days"
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,7 @@ class Calculation:
     source: EvidenceValue | None = None    # where the sources state the rate, when read from evidence
 
     def counted(self, chinese: bool = False) -> str:
-        return ("、" if chinese else " and ").join(c.text for c in self.counts)
+        return _COUNTS_JOINED["zh" if chinese else "en"].join(c.text for c in self.counts)
 
     def how(self) -> str:
         """"GBP 38 per hour for 6 hours = GBP 228"."""
@@ -74,15 +88,17 @@ def _unit(word: str) -> str:
     return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
 
 
-_NIGHTS = re.compile(r"\b(\d+)[- ]nights?\b", re.I)
+# "a 4-night stay": a count of nights (group 1), its unit in the word (lang/<code>/proof.toml night_count)
+_NIGHTS = re.compile(alternation("proof.night_count"), re.I)
 # English number words counting things the value parser reads no unit for ("two Frostline trucks", "three nights")
-_WORDS = {w: n for n, w in enumerate("two three four five six seven eight nine ten eleven twelve".split(), 2)}
+_WORDS = {w: n for n, w in enumerate(words("proof.number_words"), 2)}
 _WORD_COUNT = re.compile(r"\b(" + "|".join(_WORDS) + r")[\s-]+((?:[A-Za-z][\w-]*\s+){0,2}?[A-Za-z]+s)\b", re.I)
 
 
 def question_counts(question: str) -> list[Count]:
-    """The counts ``question`` states: spans of time ("a 6-hour session", "4 天"), distances ("240 km") and
-    numbers of things ("3 recalled standard loans", "10 AX-200 robots", "3 晚", "a 4-night stay", "two trucks")."""
+    """The counts ``question`` states: spans of time ("a 6-hour session", a Chinese "4 days"), distances ("240 km")
+    and numbers of things ("3 recalled standard loans", "10 AX-200 robots", a Chinese "3 nights", "a 4-night stay",
+    "two trucks")."""
     out: list[Count] = [Count(float(m.group(1)), "night", f"{m.group(1)} night{'s' if m.group(1) != '1' else ''}")
                         for m in _NIGHTS.finditer(question)]
     taken = [m.span() for m in _NIGHTS.finditer(question)]
@@ -106,7 +122,7 @@ def question_counts(question: str) -> list[Count]:
             if noun is None:
                 continue
             word = noun.group(1)
-            n, unit = value.value, _ZH_UNIT.get(word.lstrip("个"), _unit(word))
+            n, unit = value.value, _ZH_UNIT.get(word.lstrip(_MEASURE_WORD), _unit(word))
             text = question[start:end + noun.end()]     # "4 full days": as the question says it, its own value
         else:
             continue
@@ -118,16 +134,16 @@ def question_counts(question: str) -> list[Count]:
 
 def rate_units(text: str, start: int, end: int) -> list[str]:
     """What the value at ``text[start:end]`` counts per: "per item per day" right after it (in its clause),
-    "每册每天" right before it; [] when it is no rate."""
-    after = re.split(r"[.,;:，。；：\n|(（]|\b(?:and|or|but|plus|which|for up to)\b", text[end:end + 50])[0]
+    a Chinese "per item per day" right before it; [] when it is no rate."""
+    after = _RATE_AFTER_END.split(text[end:end + 50])[0]
     # "EUR 52 for each full day and EUR 26 …": the words before a value up to the value before it
-    before = re.split(r"[.,;:，。；：\n|\d]|\b(?:and|or|but)\b", text[max(0, start - 30):start])[-1]
+    before = _RATE_BEFORE_START.split(text[max(0, start - 30):start])[-1]
     units: list[str] = []
     for m in [*_PER_EN.finditer(before), *_PER_EN.finditer(after)]:
         words = [_unit(w) for w in m.group(1).split()]
         # "for each full travel day": the unit is the word a unit table knows, not the adjectives before it
         unit = next((w for w in words if w in _KNOWN), words[0])
-        if unit not in _NOT_UNITS and (unit in _KNOWN or m.group(0).lower().startswith("per")):
+        if unit not in _NOT_UNITS and (unit in _KNOWN or m.group(0).lower().startswith(_PER_ANY)):
             units.append(unit)
     units += [_ZH_UNIT[m.group(1)] for m in _PER_ZH.finditer(before[-10:] + " " + after)]
     return list(dict.fromkeys(units))
@@ -145,7 +161,7 @@ def calculate(rate: Money, per: Sequence[str], counts: Sequence[Count],
         match = [c for c in counts if c not in used and (c.unit == unit or (unit == "item" and c.unit not in _TIME
                                                                             and c.unit not in {"km", "person"}))]
         in_years = [c for c in counts if c not in used and unit == "month" and c.unit == "year"]
-        if not match and len(in_years) == 1:     # "一年的基本津贴" at "每月 4,600 元": twelve months
+        if not match and len(in_years) == 1:     # "a year's basic allowance" at "4,600 yuan a month": twelve months
             match, factor = in_years, factor * 12
         if len(match) == 1:
             used.append(match[0])

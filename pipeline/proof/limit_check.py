@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from pipeline.lang import Lexicon, alternation, phrase, words
 from pipeline.proof.every_binding import every_binding
 from pipeline.proof.limits import limit_direction, limit_over, refuted
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof, current_evidence
@@ -27,22 +28,19 @@ RIVAL_MARGIN = 0.3
 # the question's entity; types and the bound arguments narrow the rest).
 MIN_SCORE = 0.3
 
-# The question asks whether something is allowed ("Can I …", "Is … acceptable", "…可以…吗"). One that asks
-# whether something is needed, refused or too much ("Do I need approval", "Is it too short", "需要…吗")
-# turns "no" around, so it is checked not at all.
-_PERMISSION_EN = re.compile(r"^\W*(?:can|could|may|might|am|is|are|will|would|shall|should|does|do)\b.*[?]\s*$",
+# The question asks whether something is allowed ("Can I …", "Is … acceptable", a Chinese "may … ?"). One that
+# asks whether something is needed, refused or too much ("Do I need approval", "Is it too short", a Chinese
+# "need … ?") turns "no" around, so it is checked not at all (lang/<code>/proof.toml permission, turned).
+_PERMISSION_EN = re.compile(rf"^\W*(?:{'|'.join(Lexicon.load('en').words('proof.permission'))})\b.*[?]\s*$",
                             re.IGNORECASE)
-_PERMISSION_ZH = re.compile(r"(?:可以|能|允许|行).*吗\s*[？?]?\s*$|能否|可否|能不能|可不可以|行不行|是否(?:可以|能|允许)")
-_TURNED = re.compile(r"\b(?:need|needs|needed|require|required|requires|must|have to|has to|too|exceed|exceeds|"
-                     r"exceeded|reject\w*|den(?:y|ied)|refus\w*|not|never|forbidden|prohibited|violat\w*)\b|"
-                     r"\b(?:over|above|below|under|beyond)\s+\w|n't|需要|必须|须|超标|超过|超出|违反|拒绝|(?<!能)不能|(?<!可)不可以|"
-                     r"不允许|禁止|多少|几",
-                     re.IGNORECASE)
+_PERMISSION_ZH = re.compile("|".join(Lexicon.load("zh").words("proof.permission")))
+_TURNED = re.compile(alternation("proof.turned"), re.IGNORECASE)
 
 
-# How an answer says yes (at its start) and no (anywhere: "Unfortunately not", "不可以", "须经批准").
-_YES = re.compile(r"^\W*(?:yes\b|sure\b|of course\b|可以|能|允许)", re.IGNORECASE)
-_NO = re.compile(r"\b(?:no|not|cannot|never|only)\b|n't|不|没有|无法|否|只能|仅", re.IGNORECASE)
+# How an answer says yes (at its start) and no (anywhere: "Unfortunately not", a Chinese "may not", "only with
+# approval").
+_YES = re.compile(rf"^\W*(?:{alternation('proof.says_yes')})", re.IGNORECASE)
+_NO = re.compile(alternation("proof.says_no"), re.IGNORECASE)
 
 
 @dataclass
@@ -65,7 +63,7 @@ class LimitBreach:
 
 def asks_permission(question: str) -> bool:
     """The question's last sentence asks whether something is allowed, with no word that turns the answer
-    around (need, too, exceed, not, 需要, 超过, …)."""
+    around (need, too, exceed, not, their Chinese words, …)."""
     last = last_sentence(question)
     if not last:
         return False
@@ -142,19 +140,22 @@ def _limit_goal(goals: list[Goal], rulebase: Any) -> tuple[Goal, str] | None:
     return top, direction
 
 
-_YEAR = re.compile(r"(?:\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-                   r"in|of|since|before|after|until)\s+)$", re.IGNORECASE)
+# The words before a number that make it a year ("March 2025", "in 2024"; lang/<code>/proof.toml year_before).
+_YEAR = re.compile(rf"(?:\b(?:{alternation('proof.year_before')})\s+)$", re.IGNORECASE)
+# The words after a number that make it a year (a Chinese "year").
+_YEAR_AFTER = words("proof.year_after")
 
 
 def _a_year(question: str, s: int, e: int) -> bool:
-    """"March 2025", "in 2024", "2025 年": a year, not a count."""
+    """"March 2025", "in 2024", a Chinese "2025 year": a year, not a count."""
     text = question[s:e].strip()
     return bool(re.fullmatch(r"(?:19|20|21)\d\d", text)) and (
-        _YEAR.search(question[:s]) is not None or question[e:].lstrip().startswith("年"))
+        _YEAR.search(question[:s]) is not None or question[e:].lstrip().startswith(_YEAR_AFTER))
 
 
 # A count whose unit comes a word or two later: "8 unused days", "3 full days", "2 remaining weeks".
-_QUALIFIED_UNIT = re.compile(r"\s+(?:[A-Za-z-]+\s+){1,2}?(?P<unit>(?:day|night|hour|week|month|year)s?)\b", re.IGNORECASE)
+_QUALIFIED_UNIT = re.compile(rf"\s+(?:[A-Za-z-]+\s+){{1,2}}?(?P<unit>(?:{alternation('proof.qualified_units')})s?)\b",
+                             re.IGNORECASE)
 
 
 def _with_unit(question: str, value: Any, s: int, e: int) -> tuple[Any, int, int]:
@@ -260,14 +261,14 @@ def breach_gap(answer: str, claims: Sequence[Any], breaches: Sequence[LimitBreac
     return f"the answer is no ({said}), and the answer " + ("says yes" if says_yes else "does not say so")
 
 
+# What breach_words says, per language (lang/<code>/proof.toml breach_*).
+_BREACH_WORDS = {code: {part: phrase(f"proof.breach_{part}", code)
+                        for part in ("no", "above", "below", "above_each", "below_each")} for code in ("en", "zh")}
+
+
 def breach_words(breach: LimitBreach, *, chinese: bool, several: bool = False) -> tuple[str, str]:
     """What a composed answer says before and after the limit's sentence: "No. " and ". The value in the
     question is above this limit." The asker's value is not repeated: an answer's values are claims about the
     documents, and beside a limit a reader takes it for one ("Tier 1) [1]; EUR 220" read as Tier 1's limit)."""
-    upper = breach.direction == "upper"
-    if chinese:
-        these = "这些" if several else "这一"
-        return "不可以。", f"。问题中的数值{'超出了' + these + '上限' if upper else '低于' + these + '下限'}。"
-    if several:
-        return "No. ", f". The value in the question is {'above each of these limits' if upper else 'below each of these minimums'}."
-    return "No. ", f". The value in the question is {'above this limit' if upper else 'below this minimum'}."
+    said = _BREACH_WORDS["zh" if chinese else "en"]
+    return said["no"], said[("above" if breach.direction == "upper" else "below") + ("_each" if several else "")]

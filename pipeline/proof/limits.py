@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from pipeline.lang import word_pattern
 from pipeline.question.focus import Goal, QuestionFocus, param_fits
 from pipeline.question.naming import relation_names
 from symbolic import BackwardChainer
@@ -14,10 +15,10 @@ from symbolic.cf import THRESHOLD
 from symbolic.model import Atom, Var, term_vars
 
 # The words that make a relation a limit, and which way: an upper bound (a maximum, a deadline, a window
-# to act within) or a lower one. A name with both, or neither ("warranty period", "probation"), is no limit.
-_UPPER = re.compile(r"\b(?:max|maximum|limit|limits|cap|ceiling|deadline|within|window|up to|at most)\b|"
-                    r"上限|最高|最多|不超过|以内|期限", re.IGNORECASE)
-_LOWER = re.compile(r"\b(?:min|minimum|floor|at least)\b|下限|最低|最少|最短|最小|至少|不少于|不低于", re.IGNORECASE)
+# to act within) or a lower one. A name with both, or neither ("warranty period", "probation"), is no limit
+# (lang/<code>/proof.toml upper_words, lower_words).
+_UPPER = re.compile(word_pattern("proof.upper_words"), re.IGNORECASE)
+_LOWER = re.compile(word_pattern("proof.lower_words"), re.IGNORECASE)
 
 
 def limit_direction(sig: Any) -> str | None:

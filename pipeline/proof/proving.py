@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
+from pipeline.lang import word_pattern
 from pipeline.question.answer_types import SITUATION, TOTAL_WORDS, asking_clause, asks_two
 from pipeline.question.focus import Goal, QuestionFocus
 from pipeline.question.naming import relation_names
@@ -52,16 +53,16 @@ class ProvenAnswer:
 
 
 # Counts written as words ("three nights", "two trucks"); "one" is left out: "on one battery charge" asks
-# for no computation.
-COUNT_WORDS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|twenty|"
-                          r"thirty|forty|fifty|hundred|thousand|both|twice|double)\b", re.IGNORECASE)
+# for no computation (lang/<code>/proof.toml count_words).
+COUNT_WORDS = re.compile(word_pattern("proof.count_words"), re.IGNORECASE)
 
 
 def asks_a_computation(question: str, focus: QuestionFocus, goal: Goal | None = None) -> bool:
     """A question that states a value or count of its own ("a 3-day trip", "with 3 years of service",
     "three nights", "300 kg") qualifies or computes beyond the bare relation, and one that asks two things
-    ("...是谁？...是多少？") needs both: a single lookup proof would answer another question. A ``goal`` that
-    binds the question's values as its arguments (a rule computes a stay's cost from "4 nights") answers it."""
+    (a Chinese "... is who? ... is how much?") needs both: a single lookup proof would answer another question.
+    A ``goal`` that binds the question's values as its arguments (a rule computes a stay's cost from "4 nights")
+    answers it."""
     return states_a_value(question, focus, goal) or asks_two(question)
 
 
@@ -77,9 +78,10 @@ def states_a_value(question: str, focus: QuestionFocus, goal: Goal | None = None
 
 def _asserted_before(question: str, focus: QuestionFocus, goal: Goal | None) -> list[tuple[int, int]]:
     """The clauses before the asking one, where that clause asks an amount per period and no goal computes
-    with a value: "成都车场的高温津贴一年十二个月都发，每月多少钱？" asks the monthly allowance, and the twelve
-    months before it are what the asker takes the documents to say, not a count to multiply it by. Not where the
-    clauses before are the asker's own case ("I work 22 days this month") or the question counts or totals."""
+    with a value: a Chinese "the Chengdu depot's heat allowance is paid all twelve months of the year; how much is
+    it a month?" asks the monthly allowance, and the twelve months before it are what the asker takes the
+    documents to say, not a count to multiply it by. Not where the clauses before are the asker's own case ("I
+    work 22 days this month") or the question counts or totals."""
     if goal is None or any(g.stated for g in focus.goals):
         return []
     start, _end = asking_clause(question)
@@ -200,6 +202,6 @@ def value_places(proof: ProvenAnswer, passages: Sequence[Any], kb: Any = None) -
 
 
 def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
-    """The proved value as a source writes it ("EUR 0.35", "16 characters", "12 天"), read from the span of
+    """The proved value as a source writes it ("EUR 0.35", "16 characters", a Chinese "12 days"), read from the span of
     a document fact the proof rests on; None when no shown passage holds one."""
     return next((p.text[s:e] for p, s, e in value_places(proof, passages)), None)

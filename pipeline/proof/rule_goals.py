@@ -8,6 +8,7 @@ import re
 from dataclasses import replace
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
 from pipeline.question.focus import Goal, QuestionFocus
 from pipeline.text.periods import ZH_PERIOD, period_spans
 from pipeline.text.sentences import blanked
@@ -16,8 +17,7 @@ from symbolic.model import VALUE_TYPES, Atom, Var
 from symbolic.values import Quantity, parse_number_word, value_type
 
 # A count written as a word before its noun ("three buses", "two trucks"); "one" asks for no computation.
-_COUNT_WORD = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
-                         r"fifty|hundred)\b", re.IGNORECASE)
+_COUNT_WORD = re.compile(rf"\b({alternation('proof.count_word')})\b", re.IGNORECASE)
 # A derived goal ranks just below the relation it is computed from, so a question naming the derived relation
 # itself keeps its own goal first.
 DERIVED_SCORE_FACTOR = 0.95
@@ -37,7 +37,7 @@ def question_counts_spans(question: str, focus: QuestionFocus) -> list[tuple[Any
 
 def _as_argument(param: Any, value: Any) -> Any | None:
     """``value`` as an argument of ``param``, or None where it does not fit: a plain count, a value of the
-    param's type, or a duration counted in the unit the param is named after ("22 days", "22 天" for
+    param's type, or a duration counted in the unit the param is named after ("22 days", in Chinese too, for
     `days: number`, as "for 22 days" counts days of a daily allowance)."""
     kind = value_type(value)
     if param.type == kind:

@@ -60,7 +60,7 @@ class PromptStyle:
 
 # An answer saying the documents do not say (lang/<code>/generate.toml abstain_patterns): English in any case,
 # Chinese (which has none) as written.
-_ABSTAIN_PATTERNS = [re.compile(p, re.I if code == "en" else 0)
+_ABSTAIN_PATTERNS = [re.compile(p, re.IGNORECASE if code == "en" else 0)
                      for code in LANGUAGES for p in Lexicon.load(code).words("generate.abstain_patterns")]
 
 

@@ -27,7 +27,7 @@ def _label(sig: Any, chinese: bool) -> str:
 
 # A label ending in a preposition reads as a verb phrase ("acknowledge within"): "S2: acknowledge within 30
 # minutes" rather than "The acknowledge within for S2 is ...".
-# (A word of its own: "carry-over" is a noun.) (lang/<code>/answers.toml verbal_endings)
+# (A word of its own: "carry-over" is a noun.) The prepositions: lang/<code>/answers.toml verbal_endings.
 _VERBAL_END = re.compile(rf"(?:^|\s)(?:{alternation('answers.verbal_endings')})$", re.IGNORECASE)
 
 

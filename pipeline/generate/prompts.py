@@ -12,10 +12,6 @@ from pipeline.text.script import is_chinese
 # also accepts the paraphrases small models produce (lang/<code>/generate.toml abstain_sentinel).
 ABSTAIN_SENTINEL = phrase("generate.abstain_sentinel", "en")
 
-# Short and direct: a 135M model follows this better than a long system prompt (DESIGN §4). Each prompt form:
-# (label, instruction, the abstention hint) per language (lang/<code>/generate.toml prompt_forms, the hint ending
-# in that language's abstain_sentinel); "context" is DESIGN §4's form (a 0.5B model answered 5/5 with it).
-# Chinese questions get the Chinese wording when the style localizes.
 def _prompt_forms() -> dict[str, dict[str, tuple[str, str, str]]]:
     """form -> language -> (label, instruction, abstention hint), the forms in the order English gives them."""
     forms: dict[str, dict[str, tuple[str, str, str]]] = {}
@@ -26,6 +22,10 @@ def _prompt_forms() -> dict[str, dict[str, tuple[str, str, str]]]:
     return forms
 
 
+# Short and direct: a 135M model follows this better than a long system prompt (DESIGN §4). Each prompt form:
+# (label, instruction, the abstention hint) per language (lang/<code>/generate.toml prompt_forms, the hint ending
+# in that language's abstain_sentinel); "context" is DESIGN §4's form (a 0.5B model answered 5/5 with it).
+# Chinese questions get the Chinese wording when the style localizes.
 PROMPT_FORMS = _prompt_forms()
 # The question's label in the language of the sources' label ("Question", or the Chinese one under a Chinese label)
 _QUESTION_LABEL = {forms[code][0]: phrase("generate.question_label", code)

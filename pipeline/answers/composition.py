@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation, phrase, words
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.focus import sole_entities
 from pipeline.text.values import find_values
@@ -26,9 +27,8 @@ def _label(sig: Any, chinese: bool) -> str:
 
 # A label ending in a preposition reads as a verb phrase ("acknowledge within"): "S2: acknowledge within 30
 # minutes" rather than "The acknowledge within for S2 is ...".
-# (A word of its own: "carry-over" is a noun.)
-_VERBAL_END = re.compile(r"(?:^|\s)(?:within|by|after|before|at|in|on|for|of|to|under|over|from|per|up to)$",
-                         re.IGNORECASE)
+# (A word of its own: "carry-over" is a noun.) The prepositions: lang/<code>/answers.toml verbal_endings.
+_VERBAL_END = re.compile(rf"(?:^|\s)(?:{alternation('answers.verbal_endings')})$", re.IGNORECASE)
 
 
 # A label that names its subject's type as an owner ("a person's approval limit") is said of the subject itself:
@@ -38,9 +38,11 @@ _POSSESSED_LABEL = re.compile(r"^\w+['’]s\s+(.+)$")
 
 _ADJECTIVAL = re.compile(r"^\d[\d.,]*-[A-Za-z]+$")
 
-# Where a label's head noun phrase ends: "rest between shifts" is a rest, "days a band is published" are days.
-_HEAD_END = re.compile(r"\s+(?:of|for|with|on|in|between|from|per|to|at|by|a|an|the|that|which|who|may|can|is|are)\b",
-                       re.IGNORECASE)
+# Where a label's head noun phrase ends: "rest between shifts" is a rest, "days a band is published" are days
+# (lang/<code>/answers.toml head_ends).
+_HEAD_END = re.compile(rf"\s+(?:{alternation('answers.head_ends')})\b", re.IGNORECASE)
+# A head noun ending in "s" that is no plural ("pass", "campus")
+_NOT_PLURAL_ENDINGS = words("answers.not_plural_endings")
 
 
 def _plural(label: str) -> bool:
@@ -48,7 +50,7 @@ def _plural(label: str) -> bool:
     "campus", "rest between shifts")."""
     head = _HEAD_END.split(f" {label}", maxsplit=1)[0].split()
     word = head[-1].lower() if head else ""
-    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    return len(word) > 3 and word.endswith("s") and not word.endswith(_NOT_PLURAL_ENDINGS)
 
 
 def _entity_name(rulebase: Any, eid: Any, chinese: bool) -> str:
@@ -99,7 +101,7 @@ def _recursive(node: Node) -> bool:
     return support is not None and any(isinstance(p, Node) and p.relation == node.relation for p in support.premises)
 
 
-# A count as a Chinese question writes it: the number and its measure word ("3 晚", "22 天").
+# A count as a Chinese question writes it: the number and its measure word ("3" and the measure word of nights).
 _ZH_COUNT = re.compile(r"[\d,.]+\s*[\u4e00-\u9fff]")
 
 
@@ -114,7 +116,8 @@ def _said_count(question: str, stated: Sequence[tuple[int, int]], value: Any) ->
 
 def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool, question: str = "") -> str:
     """The goal's bound arguments as words: the entities ("Paris"), then the values the question gave, a
-    count read with its parameter's name ("4 nights"), or as a Chinese question writes it ("3 晚")."""
+    count read with its parameter's name ("4 nights"), or as a Chinese question writes it (with its measure
+    word)."""
     sig = rulebase.relations[proof.goal.relation]
     names, values = [], []
     sole = sole_entities(rulebase)
@@ -145,6 +148,12 @@ def _described_step(mention: Any, rulebase: Any, chinese: bool) -> str:
     return f"{label}（{via}）：{who}" if chinese else f"{label} ({via}): {who}"
 
 
+# A Chinese proof's sentence, with and without a subject (lang/zh/answers.toml proof_sentence): "{subject}'s {label}
+# is {value}"; an English one is composed in compose.
+_ZH_SENTENCE = phrase("answers.proof_sentence", "zh")
+_ZH_SENTENCE_BARE = phrase("answers.proof_sentence_bare", "zh")
+
+
 def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
             stated: str | None = None, described: Sequence[Any] = (), question: str = "") -> str:
     """The proof as one sentence in the question's language, citing ``citations`` ([n] of the sources
@@ -165,7 +174,8 @@ def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chi
         value += f"（{'，'.join(steps)}）" if chinese else f" ({'; '.join(steps)})"
     cite = "".join(f" [{n}]" for n in citations)
     if chinese:
-        return f"{subject}的{label}为{value}{cite}。" if subject else f"{label}为{value}{cite}。"
+        return (_ZH_SENTENCE if subject else _ZH_SENTENCE_BARE).format(subject=subject, label=label, value=value,
+                                                                       cite=cite)
     owned = _POSSESSED_LABEL.match(label)
     if _VERBAL_END.search(label):
         text = f"{subject}: {label} {value}" if subject else f"{label} {value}"

@@ -7,6 +7,7 @@ import re
 from typing import Any, Callable, Sequence
 
 from pipeline.answers.quoted import asked_kinds, checked_attempt, own_values, quoted_attempt, ranked_statements
+from pipeline.lang import phrase
 from pipeline.proof.calculation import Calculation, asks_two_costs, question_counts, statement_calculations
 from pipeline.question.answer_types import asks_two
 from pipeline.question.focus import QuestionFocus
@@ -18,10 +19,13 @@ from symbolic.values import Duration, Quantity
 
 # A question asking yes/no, a person or an entity is not answered by a total.
 _NOT_TOTALS = frozenset({"yesno", "person", "entity"})
+# The answer: the total, the counts it is for and the rate's statement quoted, by whether the question is Chinese
+# (lang/<code>/answers.toml computed_total)
+_TOTAL = {False: phrase("answers.computed_total", "en"), True: phrase("answers.computed_total", "zh")}
 
 
 def computable(question: str, focus: QuestionFocus, rulebase: Any | None = None) -> bool:
-    """A question asking one amount of money, for counts it states ("a 6-hour session", "4 天")."""
+    """A question asking one amount of money, for counts it states ("a 6-hour session", "4 days")."""
     wanted = asked_kinds(focus, rulebase)
     return "money" in wanted and not wanted & _NOT_TOTALS and not asks_two(question) \
         and not asks_two_costs(question) and bool(question_counts(question))
@@ -54,9 +58,8 @@ def computed_answer(question: str, focus: QuestionFocus, passages: Sequence[Any]
         return None
     chinese = is_chinese(question)
     quoted = re.sub(r"[.。](?= \[\d+\]$)", "", best.text)     # the sentence's full stop: the answer's own ends it
-    if chinese:
-        return f"{calc.counted(True)}共 {say_value(calc.total, True)}（{quoted}）。", best.source, calc
-    return f"{say_value(calc.total, False)} for {calc.counted()} ({quoted}).", best.source, calc
+    text = _TOTAL[chinese].format(total=say_value(calc.total, chinese), counted=calc.counted(chinese), quoted=quoted)
+    return text, best.source, calc
 
 
 def computed_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,

@@ -6,14 +6,16 @@ from typing import Any
 
 from pipeline.answers.composition import compose
 from pipeline.evidence.gather import QuestionContext
+from pipeline.lang import phrase
 from pipeline.proof.approver import cover_words
 from pipeline.proof.limit_check import breach_words
 from pipeline.proof.proving import stated_value
 from pipeline.text.script import is_chinese
 from symbolic import Claim
 
-# What a composed answer says first when the rules disprove the question's premise.
-_NOT_RIGHT = {False: "That is not right: ", True: "这个前提不对："}
+# What a composed answer says first when the rules disprove the question's premise, by whether the question is
+# Chinese (lang/<code>/answers.toml not_right).
+_NOT_RIGHT = {False: phrase("answers.not_right", "en"), True: phrase("answers.not_right", "zh")}
 
 
 def same_chunk(a: Any, b: Any) -> bool:

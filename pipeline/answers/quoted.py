@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from pipeline.checks.answer_check import TOPIC_SHARE, topic_terms
+from pipeline.lang import alternation
 from pipeline.proof.proving import COUNT_WORDS
 from pipeline.question.answer_types import TOTAL_WORDS, VALUE_ANSWER_TYPES, asking_clause, asks_two
 from pipeline.question.codes import asked_codes, names_other_codes
@@ -42,10 +43,11 @@ MAX_ASKED_VALUES = 2
 # ("parental") no source says answers another question. Below the worded share for English, as a paraphrase
 # ("keep": "kept") weighs like a word no source says; Chinese terms are character pairs, many spanning words.
 WEIGHTED_NEED = {"en": 0.45, "zh": 0.25}
-# A heading's or list item's own numbering ("4. Dead on arrival", "三、保养周期", "- 人工费"): not its words.
-# Markdown emphasis ("**配件和备件**：签收后 7 天内…"): a reader of the answer sees the words, not the marks.
+# A heading's or list item's own numbering ("4. Dead on arrival", "- Labour", a Chinese numeral and its comma:
+# lang/<code>/answers.toml item_numbering): not its words. Markdown emphasis ("**Parts and spares**: within 7 days
+# of delivery ..."): a reader of the answer sees the words, not the marks.
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
-_NUMBERING = re.compile(r"^\s*(?:[-*•]\s+|\(?\d+(?:\.\d+)*[.)、]?\s+|[一二三四五六七八九十]+[、.]\s*)")
+_NUMBERING = re.compile(rf"^\s*(?:[-*•]\s+|\(?\d+(?:\.\d+)*[.)、]?\s+|{alternation('answers.item_numbering')})")
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,9 @@ class Quote:
     share: float       # the share of the question's topic terms the quote uses, each weighted by its rarity
 
 
-# "Which version does it need, and how long is it supported?": a second question joined by "and".
-_SECOND_ASK = re.compile(r",?\s+and\s+(?:how|what|which|when|where|who|whom|is|are|does|do|can|may|must)\b",
-                         re.IGNORECASE)
+# "Which version does it need, and how long is it supported?": a second question joined by "and"
+# (lang/<code>/answers.toml second_question).
+_SECOND_ASK = re.compile(alternation("answers.second_question"), re.IGNORECASE)
 
 
 def asked_kinds(focus: QuestionFocus, rulebase: Any | None = None) -> frozenset[str]:
@@ -90,8 +92,8 @@ def own_values(question: str, focus: QuestionFocus) -> list[Any]:
 def names_another_entity(focus: QuestionFocus, text: str, rulebase: Any | None) -> bool:
     """Whether ``text`` names entities of a type the question names, but none the question names: "up to 3
     days per week" of the Berlin policy is no answer about the Shenzhen office, nor the PhD row of a stipend
-    table one about master's students. Codes no entity covers count alike: the AX-200 manual's "每 2,000
-    运行小时" is no answer about the LX-500 with no domain rules loaded."""
+    table one about master's students. Codes no entity covers count alike: the AX-200 manual's "every 2,000
+    operating hours" is no answer about the LX-500 with no domain rules loaded."""
     if names_other_codes(asked_codes(focus), text):
         return True
     asked = focus.ids_by_type
@@ -144,7 +146,8 @@ def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[An
     # question
     condition = condition_of(question, topics)
     stated = own_values(question, focus)
-    # "王雨博士要在液氮充装间分装液氮，他的低温液体操作培训有效期是多久？": the scene's words are not what is asked
+    # "Dr Wang Yu is to decant liquid nitrogen in the filling room; how long is his cryogenic liquid handling
+    # training valid?" (in Chinese): the scene's words are not what is asked
     start, end = asking_clause(question)
     asking = topic_terms(question[start:end], focus) & topics if start else set()
     asked_names = {t for e in focus.entities for t in content_terms(e.text)}
@@ -206,7 +209,7 @@ def statements(passage: Any, topics: set[str] | None = None) -> Iterator[tuple[i
             named = [i for i, n in enumerate(uses) if n and n == max(uses)]
             kept = [i for i in range(1, len(cells)) if cells[i] and (not named or i in named)]
             # a two-column table's one header says nothing its row label does not, unless it uses the
-            # question's words ("| 类别 | 基本津贴 |"; not "| Property | Value |")
+            # question's words ("| Category | Basic allowance |" in Chinese; not "| Property | Value |")
             pairs = [cells[i] if len(cells) == 2 and not uses[i] else f"{column.headers[i]} {cells[i]}" for i in kept]
             colon, semicolon = ("：", "；") if is_chinese(line) else (": ", "; ")
             yield at, f"{cells[0]}{colon}{semicolon.join(pairs)}"

@@ -5,29 +5,31 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
+from pipeline.lang import LANGUAGES, Lexicon, phrase, words
 from pipeline.text.script import is_chinese
 
 # The exact sentence the model is told to give when the sources lack the answer; detect_abstention
-# also accepts the paraphrases small models produce.
-ABSTAIN_SENTINEL = "The documents do not say."
+# also accepts the paraphrases small models produce (lang/<code>/generate.toml abstain_sentinel).
+ABSTAIN_SENTINEL = phrase("generate.abstain_sentinel", "en")
+
+def _prompt_forms() -> dict[str, dict[str, tuple[str, str, str]]]:
+    """form -> language -> (label, instruction, abstention hint), the forms in the order English gives them."""
+    forms: dict[str, dict[str, tuple[str, str, str]]] = {}
+    for code in LANGUAGES:
+        for row in Lexicon.load(code).table("generate.prompt_forms"):
+            hint = row["abstain_hint"] + phrase("generate.abstain_sentinel", code)
+            forms.setdefault(row["id"], {})[code] = (row["label"], row["instruction"], hint)
+    return forms
+
 
 # Short and direct: a 135M model follows this better than a long system prompt (DESIGN §4). Each prompt form:
-# (label, instruction, the abstention hint) per language; "context" is DESIGN §4's form (a 0.5B model answered
-# 5/5 with it). Chinese questions get the Chinese wording when the style localizes.
-PROMPT_FORMS = {
-    "sources": {
-        "en": ("Sources", "Answer the question in one or two sentences using only the sources above, and cite the "
-                          "source number like [1].",
-               " If the sources do not contain the answer, reply exactly: " + ABSTAIN_SENTINEL),
-        "zh": ("资料", "请只根据上面的资料，用一两句话回答问题，并注明来源编号，如 [1]。",
-               "如果资料中没有答案，请只回答：资料中没有说明。"),
-    },
-    "context": {
-        "en": ("Context", "Answer in one sentence using only the context, and cite the source number like [1].",
-               " If the context does not contain the answer, reply exactly: " + ABSTAIN_SENTINEL),
-        "zh": ("上下文", "请只根据上下文用一句话回答，并注明来源编号，如 [1]。", "如果上下文中没有答案，请只回答：资料中没有说明。"),
-    },
-}
+# (label, instruction, the abstention hint) per language (lang/<code>/generate.toml prompt_forms, the hint ending
+# in that language's abstain_sentinel); "context" is DESIGN §4's form (a 0.5B model answered 5/5 with it).
+# Chinese questions get the Chinese wording when the style localizes.
+PROMPT_FORMS = _prompt_forms()
+# The question's label in the language of the sources' label ("Question", or the Chinese one under a Chinese label)
+_QUESTION_LABEL = {forms[code][0]: phrase("generate.question_label", code)
+                   for forms in PROMPT_FORMS.values() for code in forms}
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,10 @@ class PromptStyle:
         return self.wording()[1]
 
 
-_ABSTAIN_PATTERNS = [
-    re.compile(r"documents?\s+(do|does)\s+not\s+say", re.I),
-    re.compile(r"(sources?|documents?|context)\s+(do|does)\s+not\s+(contain|mention|provide|specify|say)", re.I),
-    re.compile(r"(文档|资料|来源|上下文)(中)?(没有|未|并未)(说明|提到|提及|包含|规定|答案)"),
-]
+# An answer saying the documents do not say (lang/<code>/generate.toml abstain_patterns): English in any case,
+# Chinese (which has none) as written.
+_ABSTAIN_PATTERNS = [re.compile(p, re.IGNORECASE if code == "en" else 0)
+                     for code in LANGUAGES for p in Lexicon.load(code).words("generate.abstain_patterns")]
 
 
 class _Tokenizer(Protocol):
@@ -102,7 +103,7 @@ def format_source(n: int, passage: Any, text: str | None = None, *, doc_id: bool
 def user_message(question: str, sources: Sequence[str], style: PromptStyle = PromptStyle()) -> str:
     """"<Label>: [1] … [n] …" then "Question: …" and the style's instruction, nearest the answer."""
     label, instruction = style.wording(question)
-    q = "问题" if label in ("资料", "上下文") else "Question"
+    q = _QUESTION_LABEL.get(label, phrase("generate.question_label", "en"))
     body = f"{label}:\n" + "\n".join(sources)
     if style.question_first:
         return f"{q}: {question}\n\n{body}\n\n{instruction}"
@@ -112,8 +113,7 @@ def user_message(question: str, sources: Sequence[str], style: PromptStyle = Pro
 # Segments of a passage: a sentence (. ! ? 。！？) or a line (markdown table rows, list items).
 _SEGMENT_RE = re.compile(r"(?:[^\n.!?。！？]|[.!?](?!\s|$))*(?:[.!?]+(?=\s|$)|[。！？]+|\n|$)")
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-./][a-z0-9]+)*")
-_STOPWORDS = frozenset("a an the of to in on for and or is are was be by with what how much many does do "
-                       "which who when where why can must at as it its this that from under per any".split())
+_STOPWORDS = frozenset(words("generate.stop_words"))
 
 
 def question_terms(text: str) -> set[str]:

@@ -28,8 +28,8 @@ def asked_nouns(question: str) -> frozenset[str]:
     return frozenset().union(*(nouns for rx, nouns in _ASKED_NOUNS if rx.search(question)))
 
 
-# A total is computed from what sources state per item or per period ("the total per diem for 4 full days",
-# "一共是多少"): no sentence states it.
+# A total is computed from what sources state per item or per period ("the total per diem for 4 full days", a
+# Chinese "altogether how much": lang/zh/question.toml total_words): no sentence states it.
 TOTAL_WORDS = re.compile(word_pattern("question.total_words"), re.IGNORECASE)
 
 
@@ -38,8 +38,9 @@ _SECOND_ASK = re.compile(alternation("question.second_question"), re.IGNORECASE)
 
 
 def asks_two(question: str) -> bool:
-    """A question of two question sentences ("…最多几天内可以无理由退货？质量问题换货的期限是几天？"), or of two
-    questions joined by "and" ("Who approves X, and what is their grade?"), asks two things."""
+    """A question of two question sentences ("... within how many days at most can it be returned? What is the
+    time limit for an exchange?"), or of two questions joined by "and" ("Who approves X, and what is their
+    grade?"), asks two things."""
     return len(re.findall(r"[?？]", question.strip().rstrip("?？"))) >= 1 or bool(_SECOND_ASK.search(question))
 
 
@@ -53,8 +54,9 @@ def answer_types(question: str) -> frozenset[str]:
     return frozenset()
 
 
-# A currency the question asks its answer in ("in Chinese yuan", "多少欧元"), said outside any amount it
-# states ("a EUR 220 hotel" is a premise). A bare 元 is read only as "多少元"/"几元" (单元 is a unit, not money).
+# A currency the question asks its answer in ("in Chinese yuan", a Chinese "how many euros"), said outside any
+# amount it states ("a EUR 220 hotel" is a premise). A bare Chinese "yuan" is read only after "how many" (the
+# same character ends the Chinese for "unit", which is no money: lang/zh/question.toml asked_currency).
 _ASKED_CURRENCY = [(re.compile(row["cue"], re.IGNORECASE), row["currency"]) for row in cue_table("question.asked_currency")]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.lang import words
 from pipeline.question.focus import QuestionFocus
 
 # Capitals, an optional hyphen, digits, an optional capital: "AX-200", "HG7", "RT-18"; not "kW", "3.6", "ISO 9001".
@@ -32,10 +33,10 @@ def names_other_codes(asked: set[str], text: str) -> str | None:
 
 
 # Two or more capitalised words, the last the kind ("Standard Support", "Northwind Fleet Manager"); not a
-# sentence's first word before a name ("The Aldera"), as those are function words.
+# sentence's first word before a name ("The Aldera"), as those are function words (lang/<code>/question.toml
+# function_words).
 _NAME = re.compile(r"(?<![\w-])((?:[A-Z][a-z]+\s+)+)([A-Z][a-z]+)(?![\w-])")
-_FUNCTION = frozenset("The A An This That These Those What Which Who How When Where Why Is Are Can May Does Do "
-                      "If In On At For From By With Under Our My Your Its Their Dr Prof Professor Mr Mrs Ms".split())
+_FUNCTION = frozenset(words("question.function_words"))
 
 
 def capitalised_names(text: str) -> set[tuple[str, str]]:

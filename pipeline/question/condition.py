@@ -8,17 +8,19 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from pipeline.lang import alternation
 from pipeline.question.answer_types import asking_clause
 from pipeline.text.terms import content_terms, found_in
 from pipeline.text.values import find_values
 
 # The measure and its verb complete before the conjunction: "how long may they drive | before …", "what is the
 # longest time an operator may drive | before …". "How many days after the trip must the report be filed?" puts
-# its auxiliary after the conjunction: "after the trip" is part of the measure, not a condition.
+# its auxiliary after the conjunction: "after the trip" is part of the measure, not a condition
+# (lang/<code>/question.toml measure_asks, auxiliaries, bounding_words).
 _MEASURED_THEN_BOUNDED = re.compile(
-    r"\b(?:how\s+(?:long|many|much|often|far)|what|which)\b[^?.;]*?"
-    r"\b(?:may|must|can|could|should|do|does|did|is|are|was|were|will|would|shall)\b(?P<main>[^?.;]*?)"
-    r"\b(?:before|until|till|after)\b(?P<condition>[^?.;]*)", re.IGNORECASE)
+    rf"\b(?:{alternation('question.measure_asks')})\b[^?.;]*?"
+    rf"\b(?:{alternation('question.auxiliaries')})\b(?P<main>[^?.;]*?)"
+    rf"\b(?:{alternation('question.bounding_words')})\b(?P<condition>[^?.;]*)", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
@@ -48,11 +50,10 @@ def condition_of(question: str, topics: set[str]) -> Condition | None:
 
 # A value that measures the word before it ("a break of at least 30 minutes", "Longest continuous driving 4.5
 # hours", "the break lasts 30 minutes") or after it ("a 30-minute break"); "replaced every 36 months" gives an
-# interval, not the replacement's length.
+# interval, not the replacement's length (lang/<code>/question.toml measure_links, measure_bounds).
 _MEASURE_AFTER = re.compile(
-    r"\s*(?:[:|]\s*)?(?:(?:of|is|are|lasts?|lasting|for|must|should|be|takes?|runs?)\s+)*"
-    r"(?:(?:at least|at most|up to|no more than|no less than|not more than|not less than|a minimum of|"
-    r"a maximum of|minimum|maximum|about|approximately)\s+)?", re.IGNORECASE)
+    rf"\s*(?:[:|]\s*)?(?:(?:{alternation('question.measure_links')})\s+)*"
+    rf"(?:(?:{alternation('question.measure_bounds')})\s+)?", re.IGNORECASE)
 _MEASURE_BEFORE = re.compile(r"[\s-]?")
 
 

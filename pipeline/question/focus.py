@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from pipeline.lang import word_pattern
 from pipeline.question.answer_types import answer_types, asked_currency, asked_nouns
 
 from pipeline.question.naming import (half_named_and_meant, named_by_time_alone, named_value_spans, relation_names,
@@ -151,8 +152,9 @@ def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
     return _type_fits(sig, types) and _currency_fits(sig, currency)
 
 
-# A singular third-person pronoun ("Can he approve ...?", "她能否..."); not 其他 ("other") nor a plural.
-_PRONOUN_RE = re.compile(r"\b(?:he|she|him|his|her|hers)\b|(?<!其)[他她](?!们)", re.IGNORECASE)
+# A singular third-person pronoun ("Can he approve ...?", and the Chinese "he", "she"); not the Chinese "other"
+# nor a plural (lang/<code>/question.toml pronouns).
+_PRONOUN_RE = re.compile(word_pattern("question.pronouns"), re.IGNORECASE)
 
 
 def pronoun_resolved(question: str, found: list[EntityMention]) -> list[EntityMention]:

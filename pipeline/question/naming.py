@@ -8,6 +8,7 @@ import re
 import weakref
 from typing import Any, Sequence
 
+from pipeline.lang import alternation, words
 from pipeline.text.terms import _STOP, CJK_RUN_RE, content_terms
 from pipeline.text.values import find_values
 from symbolic.model import VALUE_TYPES
@@ -36,9 +37,9 @@ def value_terms(text: str) -> set[str]:
 
 
 # Derivational endings a question and a relation's name may differ by: "approve" / "approval limit",
-# "charging" / "charge time", "rental" / "rent". Longest first; at least four letters are left.
-_ENDINGS = ("ations", "ation", "ments", "ment", "ables", "able", "ings", "ing", "ions", "ion", "als", "al", "ers", "er",
-            "ies", "ied", "ed", "es", "e", "s", "y")
+# "charging" / "charge time", "rental" / "rent" (lang/<code>/question.toml word_endings). Longest first; at least
+# four letters are left.
+_ENDINGS = words("question.word_endings")
 
 
 def word_root(word: str) -> str:
@@ -88,16 +89,19 @@ def relation_names(sig: Any) -> list[str]:
     return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
 
 
-_ZH_MODAL = re.compile(r"可以|能够|允许")
+# Modal words of a Chinese name ("may", "can", "is allowed to": lang/zh/question.toml name_modals)
+_ZH_MODAL = re.compile(alternation("question.name_modals"))
 
 
 def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
     """The share of a Chinese name's characters that the question's bigrams cover; None for a name with any
-    Latin letter. By bigrams alone "住宿" would be 1 of the 5 of "城市住宿标准" where "hotel" is 1 of the 3 words of
-    "hotel limit in a city": one word of three either way."""
+    Latin letter. By bigrams alone the two characters of "lodging" would be 1 of the 5 bigrams of the six
+    characters of the Chinese "city lodging standard", where "hotel" is 1 of the 3 words of "hotel limit in a city";
+    by characters they are 2 of 6: one word of three either way."""
     if re.search(r"[A-Za-z]", name):
         return None
-    # a modal says how, not what, as English "may" is no word of "may approve": "可以审批" is said by "能不能…审批"
+    # a modal says how, not what, as English "may" is no word of "may approve": the Chinese "may approve" is said
+    # by "can or cannot ... approve"
     runs = CJK_RUN_RE.findall(_ZH_MODAL.sub(" ", name)) or CJK_RUN_RE.findall(name)
     if not runs:
         return None
@@ -139,13 +143,11 @@ def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
 HALF_NAMED = 0.5
 HALF_MEANT = 0.5
 HALF_LEAD = 0.05
-# Units of time: said alone, they name no relation that has other words ("teaching hours per week")
-_TIME_WORDS = frozenset({"minute", "hour", "day", "week", "month", "year", "night", "time",
-                         "hourly", "daily", "weekly", "monthly", "nightly",
-                         # a question's Chinese bigrams of time ("每周…小时")
-                         "每周", "每天", "每日", "每月", "每年", "每晚", "小时", "分钟", "星期"})
+# Units of time: said alone, they name no relation that has other words ("teaching hours per week"); a Chinese
+# question's are character pairs ("every week ... hours") (lang/<code>/question.toml time_words)
+_TIME_WORDS = frozenset(words("question.time_words"))
 # Words after "how" that ask, not qualify: "how much power" says "power" unqualified.
-_HOW_WORDS = frozenset({"much", "many", "long", "far", "often", "soon", "old", "fast", "high", "big", "large"})
+_HOW_WORDS = frozenset(words("question.how_words"))
 
 
 def half_named_and_meant(scored: Sequence[tuple[float, Any]], text: str,
@@ -187,7 +189,7 @@ def sole_and_meant(scored: Sequence[tuple[float, Any]], text: str, named: Sequen
 
 
 # Nouns for the person one reports to (English): a question saying one asks about that person
-_HOP_NOUNS = frozenset({"manager", "boss", "supervisor", "superior"})
+_HOP_NOUNS = frozenset(words("question.hop_nouns"))
 
 
 def _names_a_link(text: str, rulebase: Any) -> bool:
@@ -212,8 +214,9 @@ def _owns_another(text: str, sig: Any) -> bool:
 
 def sole_and_said(named: Sequence[Any], terms: frozenset[str]) -> tuple[Any, float] | None:
     """``named``: the relations of the asked type whose arguments the question's named entities bind. Their one
-    relation, where the question says part of its name other than a unit of time ("钱包丢了保管多久？" says 保管 of
-    "失物保管期限", a wallet's one duration), with that share: a question the embedder cannot read (Chinese)."""
+    relation, where the question says part of its name other than a unit of time (the Chinese "how long is a lost
+    wallet kept?" says the "kept" of "lost property retention period", a wallet's one duration), with that share:
+    a question the embedder cannot read (Chinese)."""
     if len(named) != 1:
         return None
     said = relation_score(named[0], terms - _TIME_WORDS)

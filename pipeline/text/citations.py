@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from pipeline.lang import alternation
+
 _CITATION_RE = re.compile(r"\[(\d{1,3})\]")
 
 
@@ -20,10 +22,10 @@ _PLACEHOLDER_RE = re.compile(r"[ \t]*\[n\]")
 _CITATION_LINE_RE = re.compile(r"(?:\n[ \t]*(?:\[\d{1,3}\][ \t,;.]*)+)+[ \t]*$")
 
 
-# A line that opens like a prompt source ("[1] (hr/leave.md) ...") or repeats the regeneration feedback: the
-# model copying its prompt, not answering.
-_SOURCE_ECHO_RE = re.compile(r"^[ \t]*(?:\[\d{1,3}\][ \t]*\([^()\n]*\)|-?[ \t]*It does not answer the question|"
-                             r"Your answer is not supported|Answer the question again)", re.M)
+# A line that opens like a prompt source ("[1] (hr/leave.md) ...") or repeats the regeneration feedback
+# (lang/<code>/text.toml feedback_echoes): the model copying its prompt, not answering.
+_SOURCE_ECHO_RE = re.compile(rf"^[ \t]*(?:\[\d{{1,3}}\][ \t]*\([^()\n]*\)|{alternation('text.feedback_echoes')})",
+                             re.M)
 
 
 def strip_citation_lines(answer: str) -> str:

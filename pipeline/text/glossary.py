@@ -1,5 +1,6 @@
 """Chinese words read as the English words of relation names: a rule author who names a relation "hotel limit per
-night" in English alone is still understood when a question or an answer says "每晚酒店住宿上限" in Chinese.
+night" in English alone is still understood when a question or an answer says "hotel stay limit per night" in
+Chinese.
 
 The glossary (zh_en_glossary.tsv beside this module: a Chinese word, a tab, its English words) is consulted only
 when a Chinese text names no relation by the rule base's own names: the author's names come first. It covers the
@@ -26,8 +27,8 @@ Senses = tuple[frozenset[str], ...]   # a Chinese word's English senses, each th
 
 def parse_glossary(text: str, source: str = "<glossary>") -> dict[str, Senses]:
     """Chinese word -> its English senses, most usual first, each as content terms (content_terms: lower-cased,
-    stemmed). A sense that is part of another ("leave" beside "sick leave" for 病假) is dropped: the word says
-    the whole."""
+    stemmed). A sense that is part of another ("leave" beside "sick leave" for the Chinese word for sick leave)
+    is dropped: the word says the whole."""
     out: dict[str, Senses] = {}
     for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -52,7 +53,8 @@ def glossary() -> dict[str, Senses]:
 
 @lru_cache(maxsize=1)
 def _words_re() -> re.Pattern[str] | None:
-    words = sorted(glossary(), key=len, reverse=True)     # the longest word at a position wins: 每晚 before 晚
+    # the longest word at a position wins: "every night" before "night"
+    words = sorted(glossary(), key=len, reverse=True)
     return re.compile("|".join(map(re.escape, words))) if words else None
 
 
@@ -70,7 +72,7 @@ class Gloss:
 
     def coverage(self, name_terms: frozenset[str] | set[str]) -> float:
         """The share of the Chinese words a name says, each by its best sense's share of words: "paid sick leave
-        days" says all of 病假 ("sick leave"), "annual leave" half of it."""
+        days" says all of the Chinese word for "sick leave", "annual leave" half of it."""
         if not self.words:
             return 0.0
         return sum(max(len(t & name_terms) / len(t) for t in senses) for senses in self.words) / len(self.words)
@@ -89,8 +91,8 @@ def gloss(text: str) -> Gloss:
 def translation_fit(names: Iterable[str], glossed: Gloss, terms: frozenset[str]) -> float:
     """How well one of a relation's ``names`` translates a Chinese text: the harmonic mean of the share of the
     name's words ``terms`` (the text's, with ``glossed``'s English) say and the share of the text's Chinese
-    words the name says (Gloss.coverage). "每晚酒店上限" says all of "hotel cap" and of "hotel limit per night",
-    but the second says more of it."""
+    words the name says (Gloss.coverage). The Chinese for "hotel limit per night" says all of "hotel cap" and
+    of "hotel limit per night", but the second says more of it."""
     best = 0.0
     for name in names:
         words = content_terms(name)

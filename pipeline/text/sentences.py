@@ -4,8 +4,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from pipeline.lang import Lexicon
+
 # A sentence ends at . ! ? 。！？ or a newline; trailing citations ("... 25 days. [1]") stay with it.
-# A decimal point ("2.0 米/秒") ends nothing: the value's sentence is its context (grounding). Nor does a
+# A decimal point ("2.0 m/s") ends nothing: the value's sentence is its context (grounding). Nor does a
 # newline before a lower-case word: a paragraph wrapped mid-sentence ("Raw telemetry\nis kept for 24 months")
 # keeps its subject with its value.
 _SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\d)|\n(?=[ \t]*[a-z]))+(?:[.!?。！？]+|\n|$)(?:\s*\[\d{1,3}\])*",
@@ -25,9 +27,12 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 
 # Clause ends: a comma or semicolon (either script), a full stop, a bracket, "so"/"and"/"but"/"while"
-# and their Chinese counterparts. A colon ends the clause of a value before it ("EUR 720: Paris is ...")
-# but not of a value after it ("battery warranty: 12 months").
-CLAUSE_BOUNDARY_RE = re.compile(r"[,;，；。()（）]|\s(?:so|and|or|but|while|whereas)\s|所以|因此|而|但|或")
+# and their Chinese counterparts (lang/<code>/text.toml clause_words: an English one between spaces, a Chinese one
+# anywhere). A colon ends the clause of a value before it ("EUR 720: Paris is ...") but not of a value after it
+# ("battery warranty: 12 months").
+_EN_CLAUSE = "|".join(Lexicon.load("en").words("text.clause_words"))
+_ZH_CLAUSE = "|".join(Lexicon.load("zh").words("text.clause_words"))
+CLAUSE_BOUNDARY_RE = re.compile(rf"[,;，；。()（）]|\s(?:{_EN_CLAUSE})\s|{_ZH_CLAUSE}")
 
 
 _COLON_RE = re.compile(r"[:：]")

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import re
 
+from pipeline.lang import alternation, words
 from pipeline.text.citations import mask_citations
 from pipeline.text.script import is_chinese
 from pipeline.text.sentences import blanked
 from pipeline.text.values import find_values
 
-# Function words carry no topic: two sentences sharing only "the"/"for" are not about the same thing.
-_STOP = frozenset("""a an the of for to in on at by with and or but is are was were be been being it its this
-that these those per as from up down into over under can could may might must shall should will would do does
-did done has have had how what which who whom whose when where why not no yes than then there their them they
-he she we you your our us i me my if so such any all each every some more most less very also only just about
-after before within without during until while other""".split())
-# Words that answer a yes/no question: "Yes, the LX-500 runs 8 hours" restates but also asserts.
-_POLARITY_RE = re.compile(r"\b(?:yes|no|not|never|cannot)\b|n't|是的|不是|没有|不能|不可以|不会", re.IGNORECASE)
+# Function words carry no topic: two sentences sharing only "the"/"for" are not about the same thing
+# (lang/<code>/text.toml stop_words).
+_STOP = frozenset(words("text.stop_words"))
+# Words that answer a yes/no question: "Yes, the LX-500 runs 8 hours" restates but also asserts (text.polarity:
+# regular expressions).
+_POLARITY_RE = re.compile(alternation("text.polarity"), re.IGNORECASE)
+# Endings of an inflected English word ("driving", "taken", "planned"): see one_word
+_INFLECTIONS = words("text.inflection_endings")
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
@@ -28,7 +29,7 @@ def _stem(word: str) -> str:
 
 def content_terms(text: str) -> set[str]:
     """Lower-cased, stemmed content words of ``text`` (English) plus character bigrams of its Chinese
-    runs. Value spans ("12 months", "2.0 米/秒") are blanked: a shared unit or number is exactly what
+    runs. Value spans ("12 months", "2.0 m/s") are blanked: a shared unit or number is exactly what
     must *not* count as shared context."""
     low = blanked(text, ((s, e) for _value, _kind, s, e in find_values(text))).lower()
     terms = {_stem(w) for w in _WORD_RE.findall(low) if w not in _STOP and not w.isdigit()}
@@ -84,12 +85,12 @@ def _inflected(short: str, long: str) -> bool:
     if len(short) < 4:
         return False
     bases = [short, short + short[-1], *([short[:-1]] if short.endswith("e") else [])]
-    return any(long == base + end for base in bases for end in ("ing", "ed", "en", "es"))
+    return any(long == base + end for base in bases for end in _INFLECTIONS)
 
 
 def says_phrase(text: str, phrase: str) -> bool:
     """``text`` says ``phrase`` whole: as words, in any case ("Severity 1" is not in "Severity 10"), or, for a
-    Chinese phrase, anywhere (Chinese writes no spaces: "上海是一类城市")."""
+    Chinese phrase, anywhere (Chinese writes no spaces: "Shanghai is a Tier 1 city" has no space around "Tier 1")."""
     if is_chinese(phrase):
         return phrase in text
     return re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text, re.IGNORECASE) is not None

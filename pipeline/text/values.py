@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from pipeline.lang import alternation, words
 from pipeline.text.tables import Column
 from symbolic.values import VALUE_REGEX, format_value, parse_value
 
@@ -35,8 +36,8 @@ class ValueMention:
 _UNIT_WORD_RE = re.compile(r"[ \t]*([A-Za-z][A-Za-z-]*)")
 
 
-_NOT_UNITS = frozenset("""and or of per to in on at for with from by the a an is are was were be than which that
-as each every more less if when while after before this these those it its into""".split())
+# Words after a number that are no unit of it ("38,500 and ...": lang/<code>/text.toml not_units)
+_NOT_UNITS = frozenset(words("text.not_units"))
 
 
 def unit_word(text: str, end: int) -> str:
@@ -57,7 +58,7 @@ class EvidenceValue:
     context: str = ""        # the passage sentence (or table row) that states it
     column: Column | None = None   # the table column it sits in, when it is a table cell
     heading: str = ""        # the passage's section heading ("Dead on arrival"): what its sentences are about
-    title: str = ""          # its document's title ("AX-200 自主移动机器人用户手册"): what the whole document is about
+    title: str = ""          # its document's title ("AX-200 robot user manual"): what the whole document is about
     block: str = ""          # the paragraph or list item holding it: the conditions its sentence leaves implicit
 
 
@@ -69,9 +70,15 @@ def _inside_name(text: str, s: int, e: int) -> bool:
         not text[s:e][-1:].isalpha()
 
 
-# After a number, what makes it a time of day: "a.m.", "p.m.", "o'clock", ":30", or a range ending in them.
-_CLOCK_AFTER = re.compile(r"(?::[0-5]\d)?\s*(?:[ap]\.?m\b\.?|o'clock\b"
-                          r"|(?:to|-|–|and|until)\s*\d{1,2}(?::[0-5]\d)?\s*[ap]\.?m\b)", re.IGNORECASE)
+# After a number, what makes it a time of day: "a.m.", "p.m.", "o'clock", ":30", or a range ending in them
+# (lang/<code>/text.toml meridiem, clock_words, range_words).
+_MERIDIEM = alternation("text.meridiem")
+_CLOCK_AFTER = re.compile(rf"(?::[0-5]\d)?\s*(?:{_MERIDIEM}\.?|{alternation('text.clock_words')}"
+                          rf"|(?:{alternation('text.range_words')})\s*\d{{1,2}}(?::[0-5]\d)?\s*{_MERIDIEM})",
+                          re.IGNORECASE)
+# Number words that are a morpheme far more often than a count (lang/zh/text.toml morpheme_numbers: the Chinese
+# "one" of "altogether", "together", "unified")
+_MORPHEME_NUMBERS = frozenset(words("text.morpheme_numbers"))
 
 
 def find_values(text: str) -> list[tuple[Any, str, int, int]]:
@@ -89,8 +96,8 @@ def _find_values(text: str) -> tuple[tuple[Any, str, int, int], ...]:
             s, e = m.span()
             if s == e or any(s < te and ts < e for ts, te in taken) or _inside_name(text, s, e):
                 continue
-            if kind == "number" and m.group(0) == "一":
-                continue   # a morpheme far more often than a count: 一共, 一起, 统一, 唯一
+            if kind == "number" and m.group(0) in _MORPHEME_NUMBERS:
+                continue   # a morpheme far more often than a count (Chinese "altogether", "together")
             if kind == "number" and _CLOCK_AFTER.match(text, e):
                 continue   # a time of day ("from 7 to 9 a.m.", "at 10 p.m."): no count, no amount
             try:

@@ -42,7 +42,7 @@ from pipeline.loop.verify import (
 )
 from pipeline.question.focus import parse_question
 from pipeline.question.relation_namer import RelationNamer, namer_for
-from pipeline.readers.registry import read_answer
+from pipeline.readers.registry import OPT_IN, READERS, check_readers, read_answer
 from pipeline.text.citations import cited_indices, strip_citation_lines
 from pipeline.text.script import is_chinese
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Citation, Status, validate_question
@@ -70,6 +70,10 @@ class Answerer:
         if self.lm_extraction_off and self.lm_extraction:
             log.info("model extraction off: %s", self.lm_extraction_off)
         self.lm_extraction = self.lm_extraction and self.lm_extraction_off is None
+        self.readers = check_readers(self.config.readers if self.config.readers is not None else
+                                     [n for n in READERS if n not in OPT_IN or (n == "model" and self.lm_extraction)])
+        if self.lm_extraction_off and "model" in self.readers:
+            self.readers = tuple(n for n in self.readers if n != "model")
         self.kb_facts = KBFactCache()
         if verifier_factory is None:
             from symbolic import Verifier
@@ -273,8 +277,7 @@ class Answerer:
     # -- helpers ----------------------------------------------------------------------------------
     def _read(self, answer: str, passages: list[Any], context: list[dict], focus: Any,
               rulebase: Any) -> tuple[list[Any], list[Any]]:
-        return read_answer(answer, passages, context, focus, rulebase, generator=self.generator,
-                           lm_extraction=self.lm_extraction)
+        return read_answer(answer, passages, context, focus, rulebase, generator=self.generator, order=self.readers)
 
     def _gather(self, q: str, opts: AskOptions, rulebase: Any) -> QuestionContext:
         return gather(q, opts.top_k, self.retriever, rulebase, self.kb_facts, multi_hop=self.config.multi_hop,

@@ -54,6 +54,9 @@ class AnswererConfig:
     # The model reads values the patterns and the question's focus leave unplaced into the rule vocabulary
     # (pipeline.readers.focus); None: as the model's profile says; off: such values stay value claims.
     lm_extraction: bool | None = None
+    # The readers a draft is read by, in order (names of pipeline.readers.registry.READERS); None: every one but
+    # the opt-in model reader, which lm_extraction adds. A reader left out is off.
+    readers: tuple[str, ...] | None = None
     # A question whose words name no relation asks the one its meaning is clearly closest to, by the retriever's
     # sentence embedder (pipeline.question.relation_namer); off: such a question is answered from the passages alone.
     relation_namer: bool = True

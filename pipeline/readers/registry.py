@@ -1,10 +1,11 @@
-"""All the claims read from one answer, reader by reader: rule-file patterns, a relation's own name as the
-subject of "is", the question's focus, the rule vocabulary, "label: value" pairs, ranges of bands, the model
-(opt-in), corrections, possessives, entity pairs, relations carried over to coordinated clauses, links of a
-rule's chain."""
+"""The readers, registered by name, and the order they read a draft in (``READERS``, the default of
+``AnswererConfig.readers``): rule-file patterns first, then a relation's own name as the subject of "is", the
+question's focus, the rule vocabulary, "label: value" pairs, ranges of bands, totals, the model (opt-in),
+corrections, echoed premises, possessives, pronouns, entity pairs, coordinated clauses and the links of a rule's
+chain, each skipping what an earlier one read. A placed value is checked as its relation claim, not twice."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pipeline.question.focus import QuestionFocus
 from pipeline.readers.apposition import apposition_pair_claims
@@ -19,82 +20,171 @@ from pipeline.readers.labels import label_claims
 from pipeline.readers.patterns import extract_claims
 from pipeline.readers.phrases import merged, phrase_claims, unread
 from pipeline.readers.possessives import possessive_claims
-from pipeline.readers.premises import stated_premises
 from pipeline.readers.pronouns import pronoun_claims
+from pipeline.readers.reading import Reader, Reading
 from pipeline.readers.totals import input_claims, total_claims
 from pipeline.readers.vocabulary import best_named_claims, entity_pair_claims, value_claims
 from pipeline.text.entities import find_entities
 
+REGISTRY: dict[str, Reader] = {}
 
-def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
-                *, generator: Any = None, lm_extraction: bool = False) -> tuple[list[Any], list[Any]]:
-    """Pattern claims and value mentions, then "the <relation's name> for <subject> is <value>" (displacing a
-    pattern's other reading of that value), then the values no pattern read placed by the question's focus,
-    the vocabulary, "label: value" pairs, a band's range and value, a computing question's total and the
-    rates beside it and (``lm_extraction``) the model, then corrections of the question's premise, possessives
-    ("Zhao Lin's limit is CNY 150,000"), entity pairs (same clause, appositive, word order), relations carried
-    over to gapped clauses and the third link of a rule's chain whose two others a sentence states, each reader
-    skipping what an earlier one read. A placed value is checked as its relation claim, not twice.
-    Returns (claims sorted by position, the value mentions no reader placed)."""
-    names = [(e.start, e.end) for e in find_entities(answer, rulebase)] if rulebase is not None else []
-    claims, mentions = extract_claims(answer, passages, rulebase, names)
-    if rulebase is None or not rulebase.relations:
-        return claims, mentions
-    claims = best_named_claims(claims, rulebase)
-    phrased = phrase_claims(answer, passages, focus, rulebase)
-    claims, mentions = merged(claims, phrased), unread(mentions, phrased)
-    premises = stated_premises(focus.question, focus, rulebase) if mentions else []
-    placed = focus_claims(answer, mentions, focus, rulebase, premises) if mentions else []
-    claims += [c for c, _m in placed]
-    by_focus = {id(m): c.fact.relation for c, m in placed}
-    left = [m for m in mentions if id(m) not in by_focus]
-    # A value the focus placed may state a second relation its own clause names: "Berlin is a Tier 2 city,
-    # so the limit is EUR 140 per night" answers the city's limit and states the tier's.
-    placed = [(c, m) for c, m in value_claims(answer, mentions, focus, rulebase)
-              if by_focus.get(id(m)) != c.fact.relation]
-    claims += [c for c, _m in placed]
-    left = _unplaced(left, placed)
-    labelled = label_claims(answer, left, focus, rulebase)
-    claims += [c for c, _m in labelled]
-    left = _unplaced(left, [(c, m) for c, m in labelled if m is not None])
-    banded = band_claims(answer, mentions, focus, rulebase)
-    claims += [c for c, _ms in banded]
-    # a band's value may also be the total a computing question asks ("8 %" for "12 robots"): only its
-    # bounds are taken from the totals' reach
+
+def reader(name: str) -> Callable[[Reader], Reader]:
+    """Register a reader under ``name`` (what config orders and turns off)."""
+    def register(fn: Reader) -> Reader:
+        if name in REGISTRY:
+            raise ValueError(f"a reader named {name!r} is registered already")
+        REGISTRY[name] = fn
+        return fn
+    return register
+
+
+@reader("named")
+def _named(r: Reading) -> None:
+    r.claims = best_named_claims(r.claims, r.rulebase)
+
+
+@reader("phrases")
+def _phrases(r: Reading) -> None:
+    phrased = phrase_claims(r.answer, r.passages, r.focus, r.rulebase)
+    r.claims, r.mentions = merged(r.claims, phrased), unread(r.mentions, phrased)
+    r.left = unread(r.left, phrased)
+
+
+@reader("focus")
+def _focus(r: Reading) -> None:
+    placed = focus_claims(r.answer, r.mentions, r.focus, r.rulebase, r.premises) if r.mentions else []
+    r.place(placed)
+    # A value the focus placed may state a second relation its own clause names: "Berlin is a Tier 2 city, so the
+    # limit is EUR 140 per night" answers the city's limit and states the tier's (the vocabulary reader's).
+    r.focus_relations = {id(m): c.fact.relation for c, m in placed}
+
+
+@reader("vocabulary")
+def _vocabulary(r: Reading) -> None:
+    r.place([(c, m) for c, m in value_claims(r.answer, r.mentions, r.focus, r.rulebase)
+             if r.focus_relations.get(id(m)) != c.fact.relation])
+
+
+@reader("labels")
+def _labels(r: Reading) -> None:
+    labelled = label_claims(r.answer, r.left, r.focus, r.rulebase)
+    r.claims += [c for c, _m in labelled]
+    r.take(m for _c, m in labelled if m is not None)
+
+
+@reader("bands")
+def _bands(r: Reading) -> None:
+    banded = band_claims(r.answer, r.mentions, r.focus, r.rulebase)
+    r.claims += [c for c, _ms in banded]
     bounds = {id(m) for _c, (lo, hi, _v) in banded for m in (lo, hi)}
-    left = [m for m in left if id(m) not in bounds]
-    totals = total_claims(answer, left, focus, rulebase) if left else []
-    placed = totals + (input_claims(answer, _unplaced(left, totals), focus, rulebase) if totals else [])
-    claims += [c for c, _m in placed]
-    left = _unplaced(left, [*placed, *((c, v) for c, (_lo, _hi, v) in banded)])
-    if lm_extraction and left:
-        placed = lm_claims(generator, context, answer, left, focus, rulebase)
-        claims += [c for c, _m in placed]
-        left = _unplaced(left, placed)
-    corrected = correction_claims(answer, passages, focus, rulebase, claims)
-    claims += corrected
-    left = [m for m in left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end for c in corrected)]
-    echoed = echo_claims(answer, left, premises, focus, rulebase, claims) if premises else []
-    claims += [c for c, _m in echoed]
-    left = _unplaced(left, echoed)
+    left = {id(m) for m in r.left}
+    r.band_values = {id(v) for _c, (_lo, _hi, v) in banded if id(v) in left and id(v) not in bounds}
+    r.left = [m for m in r.left if id(m) not in bounds | r.band_values]
+
+
+@reader("totals")
+def _totals(r: Reading) -> None:
+    # a band's value may also be the total a computing question asks: the totals read it, whoever placed it
+    open_ids = {id(m) for m in r.left} | r.band_values
+    pool = [m for m in r.mentions if id(m) in open_ids]
+    totals = total_claims(r.answer, pool, r.focus, r.rulebase) if pool else []
+    taken = {id(m) for _c, m in totals}
+    rates = input_claims(r.answer, [m for m in pool if id(m) not in taken], r.focus, r.rulebase) if totals else []
+    r.place(totals + rates)
+
+
+@reader("model")
+def _model(r: Reading) -> None:
+    if r.left:
+        r.place(lm_claims(r.generator, r.context, r.answer, r.left, r.focus, r.rulebase))
+
+
+@reader("corrections")
+def _corrections(r: Reading) -> None:
+    corrected = correction_claims(r.answer, r.passages, r.focus, r.rulebase, r.claims)
+    r.claims += corrected
+    r.left = [m for m in r.left if not any(c.fact.args[-1] == m.value and c.start <= m.start < c.end
+                                           for c in corrected)]
+
+
+@reader("echoes")
+def _echoes(r: Reading) -> None:
+    if r.premises:
+        r.place(echo_claims(r.answer, r.left, r.premises, r.focus, r.rulebase, r.claims))
+
+
+@reader("possessives")
+def _possessives(r: Reading) -> None:
     # a possessive may say a second relation of a value another reader placed ("…grade HG8, so his limit is
     # CNY 108,000": the grade's limit and the person's)
-    claims += [p for p in possessive_claims(answer, passages, rulebase) if not any(c.fact.key == p.fact.key for c in claims)]
-    claims += pronoun_claims(answer, passages, rulebase, claims)
-    claims += focus_entity_claims(answer, passages, focus, rulebase, claims)
-    claims += entity_pair_claims(answer, passages, rulebase, claims)
-    claims += apposition_pair_claims(answer, passages, rulebase, claims)
-    claims += directed_pair_claims(answer, passages, rulebase, claims)
-    carried = coordinated_claims(answer, passages, rulebase, claims)
-    claims += carried
-    claims += chain_claims(answer, claims, rulebase)
-    claims += goal_premise_claims(answer, claims, rulebase)
-    claims += goal_conclusion_claims(answer, claims, rulebase)
-    left = [m for m in left if not any(c.start <= m.start and m.end <= c.end for c in carried)]
-    return sorted(claims, key=lambda c: c.start), left
+    r.claims += [p for p in possessive_claims(r.answer, r.passages, r.rulebase)
+                 if not any(c.fact.key == p.fact.key for c in r.claims)]
 
 
-def _unplaced(mentions: list[Any], placed: Sequence[tuple[Any, Any]]) -> list[Any]:
-    """The mentions no (claim, mention) pair of ``placed`` read."""
-    taken = {id(m) for _c, m in placed}
-    return [m for m in mentions if id(m) not in taken]
+def _adding(read: Callable[[str, Sequence[Any], Any, list], list]) -> Reader:
+    """A reader that reads with the claims so far and adds what it reads."""
+    def run(r: Reading) -> None:
+        r.claims += read(r.answer, r.passages, r.rulebase, r.claims)
+    return run
+
+
+reader("pronouns")(_adding(pronoun_claims))
+reader("focus_entities")(lambda r: r.claims.extend(
+    focus_entity_claims(r.answer, r.passages, r.focus, r.rulebase, r.claims)))
+reader("entity_pairs")(_adding(entity_pair_claims))
+reader("appositions")(_adding(apposition_pair_claims))
+reader("directed_pairs")(_adding(directed_pair_claims))
+
+
+@reader("coordination")
+def _coordination(r: Reading) -> None:
+    carried = coordinated_claims(r.answer, r.passages, r.rulebase, r.claims)
+    r.claims += carried
+    r.left = [m for m in r.left if not any(c.start <= m.start and m.end <= c.end for c in carried)]
+
+
+reader("chains")(lambda r: r.claims.extend(chain_claims(r.answer, r.claims, r.rulebase)))
+reader("goal_premises")(lambda r: r.claims.extend(goal_premise_claims(r.answer, r.claims, r.rulebase)))
+reader("goal_conclusions")(lambda r: r.claims.extend(goal_conclusion_claims(r.answer, r.claims, r.rulebase)))
+
+# The order the readers run in: each skips what an earlier one read, so the surest come first.
+READERS: tuple[str, ...] = tuple(REGISTRY)
+# Off unless a profile or the config turns it on: the model's one-token choice among candidate facts
+# (measured off for both shipped profiles: bench/RESULTS.md "Extraction into the rule vocabulary").
+OPT_IN = frozenset({"model"})
+
+
+def check_readers(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` as an order of registered readers (ValueError naming an unknown one)."""
+    names = tuple(names)
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown reader(s) {', '.join(map(repr, unknown))}; registered: {', '.join(REGISTRY)}")
+    return names
+
+
+def read(reading: Reading, order: Sequence[str] = READERS) -> Reading:
+    """Run the readers of ``order`` over ``reading``, after the rule-file patterns (which every reading starts
+    from; with a rule base of no relations, they are all there is)."""
+    names = [(e.start, e.end) for e in find_entities(reading.answer, reading.rulebase)] \
+        if reading.rulebase is not None else []
+    reading.claims, reading.mentions = extract_claims(reading.answer, reading.passages, reading.rulebase, names)
+    reading.left = list(reading.mentions)
+    if reading.rulebase is None or not reading.rulebase.relations:
+        return reading
+    for name in order:
+        REGISTRY[name](reading)
+    reading.claims.sort(key=lambda c: c.start)
+    return reading
+
+
+def read_answer(answer: str, passages: Sequence[Any], context: Sequence[dict], focus: QuestionFocus, rulebase: Any,
+                *, generator: Any = None, lm_extraction: bool = False,
+                order: Sequence[str] | None = None) -> tuple[list[Any], list[Any]]:
+    """The claims every reader of ``order`` (default: all but the opt-in ones, the model reader too where
+    ``lm_extraction``) reads from ``answer``, sorted by position, and the value mentions none placed."""
+    if order is None:
+        order = [n for n in READERS if n not in OPT_IN or (n == "model" and lm_extraction)]
+    done = read(Reading(answer, passages, context, focus, rulebase, generator), check_readers(order))
+    return done.claims, done.left

@@ -106,20 +106,22 @@ def evaluate(term: Any, env: dict[str, Any], solve: Solver | None = None) -> Any
     raise EvalError(f"cannot evaluate {term}")
 
 
+# the name of the variable that stands for an aggregate atom's n-th wildcard (no rule file can write "?#0")
+_WILDCARD = "#"
+
+
 def _aggregate(call: m.Call, env: dict[str, Any], solve: Solver | None) -> Any:
     if solve is None:
         raise EvalError(f"{call.name}(…) needs the facts")
     inner = call.args[-1]
-    matches = solve(m.Atom(inner.name, inner.args, inner.location), env)
-    if call.name == "count":
-        return aggregate("count", matches, lambda a, b: arith("+", a, b), lambda a, b: compare("<", a, b))
-    var = call.args[0].name
-    # one value per distinct fact: two facts stating the same purchase count once
-    seen: dict[tuple, Any] = {}
-    for b in matches:
-        seen.setdefault(tuple(sorted((k, repr(v)) for k, v in b.items())), b[var])
-    return aggregate(call.name, list(seen.values()), lambda a, b: arith("+", a, b),
-                     lambda a, b: compare("<", a, b))
+    # every argument bound, a wildcard too: one value per distinct matching fact, as CLIPS and Drools accumulate
+    # (two USD 6,000 purchases sum to USD 12,000), while the same fact stated twice (two documents) counts once
+    args = tuple(m.Var(f"{_WILDCARD}{i}") if isinstance(a, m.Wildcard) else a for i, a in enumerate(inner.args))
+    seen: dict[tuple, dict[str, Any]] = {}
+    for b in solve(m.Atom(inner.name, args, inner.location), env):
+        seen.setdefault(tuple(sorted((k, repr(v)) for k, v in b.items())), b)
+    values = list(seen.values()) if call.name == "count" else [b[call.args[0].name] for b in seen.values()]
+    return aggregate(call.name, values, lambda a, b: arith("+", a, b), lambda a, b: compare("<", a, b))
 
 
 def compare(op: str, a: Any, b: Any, rates: tuple = ()) -> bool:

@@ -166,3 +166,34 @@ def test_comparing_amounts_in_two_currencies_without_a_rate_is_an_error(tmp_path
     assert ":3:53: currency mismatch: ?x is in USD (its relation declares it), 7000 CNY is not" in str(info.value)
     (tmp_path / "r.rules").write_text(body + "rate USD CNY 7.0\n")
     assert len(load_rulebase(tmp_path).forward_rules) == 1          # a declared rate converts them
+
+
+def test_sum_counts_every_matching_fact_as_accumulate_does(tmp_path):
+    # issue 48: two USD 6,000 purchases under the wildcard item summed to 6,000; each matching fact counts (CLIPS,
+    # Drools accumulate), the same fact stated twice (two documents) once
+    (tmp_path / "a.rules").write_text(
+        'relation purchase(p: text, item: text, x: money[USD])\nrelation over_budget(p: text)\n'
+        'rule R_BIG "big spender": if purchase(?p, ?i, ?x) and sum(?y, purchase(?p, _, ?y)) > "USD 10000"\n'
+        '    then violation "{?p} spent more than USD 10000"\n'
+        'goal G_OVER "over budget": over_budget(?p) if purchase(?p, ?i, ?x) and sum(?y, purchase(?p, _, ?y)) > "USD 10000"\n',
+        encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    facts = [Fact("purchase", ("ann", "laptop", v("USD 6000")), 1.0), Fact("purchase", ("ann", "desk", v("USD 6000")), 1.0),
+             Fact("purchase", ("ann", "desk", v("USD 6000")), 1.0)]       # the desk stated twice: one purchase
+    r = ForwardChainer(rb.forward_rules).run(facts)
+    assert {x.message for x in r.violations} == {"ann spent more than USD 10000"}
+    assert [n.args for n in BackwardChainer(rb.backward_rules, facts).prove("over_budget", ("ann",))] == [("ann",)]
+    once = [facts[0], facts[0]]                                           # one USD 6,000 purchase, stated twice
+    assert BackwardChainer(rb.backward_rules, once).prove("over_budget", ("ann",)) == []
+
+
+def test_count_counts_distinct_facts(tmp_path):
+    (tmp_path / "a.rules").write_text(
+        'relation purchase(p: text, item: text, x: money[USD])\n'
+        'rule R_MANY "many": if purchase(?p, ?i, ?x) and count(purchase(?p, _, _)) > 2 then violation "{?p}: many"\n',
+        encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    two = [Fact("purchase", ("ann", i, v("USD 10")), 1.0) for i in ("a", "b")]
+    assert ForwardChainer(rb.forward_rules).run(two + two).violations == []          # each stated twice: still two
+    three = two + [Fact("purchase", ("ann", "c", v("USD 10")), 1.0)]
+    assert {x.message for x in ForwardChainer(rb.forward_rules).run(three).violations} == {"ann: many"}

@@ -54,6 +54,10 @@ cases:
     ("cases:\n  - {name: x, claim: y, expect: supported, rulez: R}\n", "unknown key(s) rulez"),
     ("cases: [\n", "not valid YAML"),
     ("claims: []\n", "a rule test file has `cases:`"),
+    # issue 48: `kb: true` was a traceback; with no file-level KB to mean, it is a located error
+    ("cases:\n  - {name: x, claim: y, expect: supported, kb: true}\n",
+     ":3:1: case 1: kb: true means the file's kb:, and this file gives none"),
+    ("kb: 3\ncases:\n  - {name: x, claim: y, expect: supported}\n", ":1:1: kb is a KB folder"),
 ])
 def test_bad_test_files_are_located(tmp_path, capsys, body, message):
     f = write(tmp_path, f"rules: {CLAIMGOALS}\n" + body)
@@ -94,3 +98,20 @@ def test_explain_a_claim_shows_why_goals_were_asked(tmp_path, capsys):
     assert "can_approve(amy, 3000 EUR): unsupported" in out
     assert "WHY (goals asked but not proved):" in out and "asked because rule G_APPROVE needs it" in out
     assert main(["rules", "explain", "--rules", str(CLAIMGOALS)]) == 2     # neither a goal nor --claim
+
+
+def test_kb_true_in_a_case_reads_the_files_kb(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "grades.md").write_text("# Grades\n\nAmy is grade G3.\n", encoding="utf-8")
+    f = write(tmp_path, f"""rules: {CLAIMGOALS}
+kb: kb
+cases:
+  - name: with the file's KB
+    claim: {{relation: can_approve, args: [amy, "EUR 3000"]}}
+    kb: true
+    expect: unsupported
+""")
+    assert main(["rules", "test", f]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "with the file's KB" in out and "Traceback" not in out

@@ -59,6 +59,9 @@ def read_cases(path: Path) -> tuple[list[Case], str | None]:
     base = path.parent
     rules = str((base / doc["rules"]).resolve()) if doc.get("rules") else None
     file_kb = doc.get("kb")
+    if file_kb is not None and not isinstance(file_kb, (str, bool)):
+        raise _fail(str(path), getattr(doc, "line", 1),
+                    f"kb is a KB folder relative to this file (or false), not {file_kb!r}")
     cases, errors = [], []
     for i, c in enumerate(doc["cases"], 1):
         line = getattr(c, "line", 1)
@@ -84,6 +87,13 @@ def _case(c: Any, i: int, line: int, base: Path, file_kb: Any, path: str) -> Cas
     if c["expect"] not in VERDICTS:
         raise _fail(path, line, f"case {i}: expect is one of {', '.join(VERDICTS)}, not {c['expect']!r}")
     kb = c.get("kb", file_kb)
+    if kb is True:          # "with the KB": the file's
+        if not isinstance(file_kb, str):
+            raise _fail(path, line, f"case {i}: kb: true means the file's kb:, and this file gives none "
+                                    "(write kb: FOLDER here or at the top of the file)")
+        kb = file_kb
+    elif kb is not None and not isinstance(kb, (str, bool)):
+        raise _fail(path, line, f"case {i}: kb is a KB folder relative to this file (or false), not {kb!r}")
     facts = [Item(f, getattr(f, "line", line)) for f in (c.get("facts") or [])]
     return Case(str(c.get("name") or f"case {i}"), line, c["claim"], c["expect"], c.get("rule"),
                 None if c.get("cf") is None else float(c["cf"]), c.get("relation"), facts,

@@ -13,6 +13,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput
 
 from . import model as m
+from .units import canonical_unit
 from . import syntax_errors
 from .errors import Location, RuleError, source_line
 from .lint import lint_text
@@ -164,6 +165,8 @@ class _Build(Transformer):
 
     def unit(self, c):
         name, op, per = c
+        if name.type == "DEGREES":      # °C and ℃ are the one unit values are read in: °c
+            name = Token("NAME", canonical_unit(str(name).lower()), name.start_pos, name.line, name.column)
         if op is not None and str(op) != "/":
             self.err(f"unexpected '{op}' in a unit; a unit per another is written with '/': m/s, km/h", op)
         return name if op is None else Token("NAME", f"{name}/{per}", name.start_pos, name.line, name.column)

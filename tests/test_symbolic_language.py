@@ -197,3 +197,21 @@ def test_count_counts_distinct_facts(tmp_path):
     assert ForwardChainer(rb.forward_rules).run(two + two).violations == []          # each stated twice: still two
     three = two + [Fact("purchase", ("ann", "c", v("USD 10")), 1.0)]
     assert {x.message for x in ForwardChainer(rb.forward_rules).run(three).violations} == {"ann: many"}
+
+
+def test_a_temperature_unit_as_language_md_writes_it(tmp_path):
+    # issue 48: LANGUAGE.md lists quantity[°c]; the parser refused the '°'
+    (tmp_path / "a.rules").write_text(
+        'type product "product"\nentity product p1 "P1"\n'
+        'relation storage_temperature(p: product, t: quantity[°c]) "storage temperature"\n'
+        'relation max_temperature(p: product, t: quantity[℃]) "maximum temperature"\n'
+        'relation min_temperature(p: product, t: quantity[°C]) "minimum temperature"\n'
+        'pattern PT: "{p:product} is stored at {t:quantity}" -> storage_temperature(p, t)\n'
+        'rule R_WARM "cold chain": if storage_temperature(?p, ?t) and ?t > "8 °C" then violation "{?p} too warm"\n',
+        encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    assert {str(rb.relations[r].params[1]) for r in ("storage_temperature", "max_temperature", "min_temperature")} \
+        == {"t: quantity[°c]"}
+    facts = [f for f, _s, _e in rb.extract("P1 is stored at 12 ℃.")]
+    assert [f.args[1] for f in facts] == [v("12 °C")]
+    assert {x.message for x in ForwardChainer(rb.forward_rules).run(facts).violations} == {"p1 too warm"}

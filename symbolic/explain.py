@@ -63,3 +63,9 @@ def why_text(a: Asked) -> str:
     for rule_id, goal in a.why:
         lines.append(f"  asked because rule {rule_id} needs it to prove {goal}")
     return "\n".join(lines)
+
+
+def verdict_cf(verdict: str, cf: float) -> str:
+    """A verdict's certainty as a line shows it: the CF of a supported, contradicted or violated claim; an
+    unsupported claim has none worth a number (its verdict's own "CF 1.00" read as strong support)."""
+    return "no support above CF 0.20" if verdict == "unsupported" else f"CF {cf:.2f}"

@@ -90,6 +90,7 @@ class Verifier:
         self.max_depth = max_depth
         self.forward = ForwardChainer(rulebase.forward_rules, max_firings=max_firings, max_new_facts=max_new_facts)
         self._keep_cache: dict[frozenset, set[str]] = {}
+        self._closure_cache: dict[frozenset, frozenset[str]] = {}
 
     def verify(self, claims: list[Claim], evidence: list[Fact]) -> Verification:
         """Verdicts for ``claims`` (in order) against ``evidence`` and the rule base. Each returned
@@ -102,23 +103,7 @@ class Verifier:
         for f in evidence:
             if not isinstance(f, Fact):
                 raise TypeError(f"evidence must be Fact objects, got {f!r}")
-        base = [*evidence, *self.rb.facts, *document_facts(evidence)]
-        focus = {c.fact.relation for c in claims}
-        by_rel: dict[str, list[Fact]] = {}
-        at_rel: dict[str, list[int]] = {}
-        for i, f in enumerate(base):  # the one pass over all evidence: index by relation
-            by_rel.setdefault(f.relation, []).append(f)
-            at_rel.setdefault(f.relation, []).append(i)
-        fw_at = [i for rel in sorted(self._evidence_relations(focus)) for i in at_rel.get(rel, ())]
-        n = len(fw_at)
-        fwd = self.forward.run([*(base[i] for i in fw_at), *(c.fact for c in claims)], focus=focus,
-                               hypothetical_from=n)
-        for v in fwd.violations:
-            _renumber(v, fw_at, len(evidence))
-        # facts derived from evidence alone are evidence too; those resting on a claim are not
-        derived_evidence = [f for f, src in zip(fwd.derived, fwd.derived_from) if all(s < n for s in src)]
-        for f in derived_evidence:
-            by_rel.setdefault(f.relation, []).append(f)
+        base, by_rel, fwd, derived_evidence = self._working_memory(claims, evidence)
         chainer: BackwardChainer | None = None
         verdicts = []
         for i, claim in enumerate(claims):
@@ -137,6 +122,54 @@ class Verifier:
             verdicts.append(self._judge(claim, match, conflict, proofs, notes))
         forward = {"firings": fwd.firings, "halted": fwd.halted, "rules": fwd.rule_ids}
         return Verification(verdicts, fwd.violations, forward)
+
+    def _working_memory(self, claims: list[Claim], evidence: list[Fact]) -> tuple[list[Fact], dict[str, list[Fact]],
+                                                                                 ForwardResult, list[Fact]]:
+        """The facts claims are judged by: the evidence, the rule base's facts and the documents' (indexed by
+        relation, with what forward rules derive from evidence alone), and the forward run over them and the
+        claims (its violations numbered as verify() documents)."""
+        base = [*evidence, *self.rb.facts, *document_facts(evidence)]
+        focus = self._goal_closure(frozenset(c.fact.relation for c in claims))
+        by_rel: dict[str, list[Fact]] = {}
+        at_rel: dict[str, list[int]] = {}
+        for i, f in enumerate(base):  # the one pass over all evidence: index by relation
+            by_rel.setdefault(f.relation, []).append(f)
+            at_rel.setdefault(f.relation, []).append(i)
+        fw_at = [i for rel in sorted(self._evidence_relations(focus)) for i in at_rel.get(rel, ())]
+        n = len(fw_at)
+        fwd = self.forward.run([*(base[i] for i in fw_at), *(c.fact for c in claims)], focus=focus,
+                               hypothetical_from=n)
+        for v in fwd.violations:
+            _renumber(v, fw_at, len(evidence))
+        # facts derived from evidence alone are evidence too; those resting on a claim are not
+        derived_evidence = [f for f, src in zip(fwd.derived, fwd.derived_from) if all(s < n for s in src)]
+        for f in derived_evidence:
+            by_rel.setdefault(f.relation, []).append(f)
+        return base, by_rel, fwd, derived_evidence
+
+    def goal_chainer(self, claims: list[Claim], evidence: list[Fact]) -> BackwardChainer:
+        """A backward chainer over the facts verify() proves ``claims`` from (what WHY asks it is what verify
+        asked)."""
+        base, _by_rel, _fwd, derived = self._working_memory(claims, evidence)
+        return BackwardChainer(self.rb.backward_rules, [*base, *derived], max_depth=self.max_depth)
+
+    def _goal_closure(self, relations: frozenset[str]) -> set[str]:
+        """The claims' relations and every relation a goal proving one of them needs, to a fixed point: a fact a
+        forward rule derives for a goal's premise counts, though no forward rule names the claim's relation."""
+        if relations in self._closure_cache:
+            return set(self._closure_cache[relations])
+        out, frontier = set(relations), set(relations)
+        while frontier:
+            new: set[str] = set()
+            for g in self.rb.backward_rules:
+                if g.head.relation in frontier:
+                    new |= {c.relation if isinstance(c, m.Atom) else c.atom.relation
+                            for c in g.premises if isinstance(c, (m.Atom, m.Not))}
+            frontier = new - out
+            out |= frontier
+        if len(self._closure_cache) < 4096:
+            self._closure_cache[relations] = frozenset(out)
+        return out
 
     def _evidence_relations(self, focus: set[str]) -> set[str]:
         """Relations whose evidence facts can change a claim's verdict through forward rules: those a

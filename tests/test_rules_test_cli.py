@@ -95,7 +95,8 @@ def test_explain_a_claim_against_the_kb(capsys):
 def test_explain_a_claim_shows_why_goals_were_asked(tmp_path, capsys):
     assert main(["rules", "explain", "--claim", "can_approve(amy, \"EUR 3000\")", "--rules", str(CLAIMGOALS)]) == 1
     out = capsys.readouterr().out
-    assert "can_approve(amy, 3000 EUR): unsupported" in out
+    # issue 48: an unsupported verdict printed "(CF 1.00)", read as strong support
+    assert "can_approve(amy, 3000 EUR): unsupported (no support above CF 0.20)" in out and "CF 1.00" not in out
     assert "WHY (goals asked but not proved):" in out and "asked because rule G_APPROVE needs it" in out
     assert main(["rules", "explain", "--rules", str(CLAIMGOALS)]) == 2     # neither a goal nor --claim
 
@@ -115,3 +116,13 @@ cases:
     assert main(["rules", "test", f]) in (0, 1)
     out = capsys.readouterr().out
     assert "with the file's KB" in out and "Traceback" not in out
+
+
+def test_why_lists_no_failed_top_level_ask_for_a_supported_claim(capsys):
+    # issue 48: WHY listed "asked because you asked it … not proved" under a claim the verdict supports
+    rules, kb = str(ROOT / "rules"), str(ROOT / "kb")
+    assert main(["rules", "explain", "--claim", "hotel_limit_for_city(london, \"EUR 180\")",
+                 "--rules", rules, "--kb", kb]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("hotel_limit_for_city(london, 180 EUR): supported (CF 1.00)")
+    assert "asked because you asked it" not in out

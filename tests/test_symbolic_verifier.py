@@ -176,3 +176,19 @@ def test_violation_on_a_fact_derived_from_a_claim_is_the_claims():
     (c,) = res.claims
     assert (c.verdict, c.rule_ids, c.cf) == ("violates_rule", ["P1"], pytest.approx(0.9))
     assert "amy earns 30000 CNY in total" in c.explanation and "bo earns" not in c.explanation
+
+
+def test_a_goal_sees_what_forward_rules_derive_for_its_premises(tmp_path):
+    # issue 48: a goal proving a claim from a relation forward rules derive failed unless some forward rule
+    # named the claim's own relation (the forward run only ran rules relevant to the claims' relations)
+    from symbolic import Claim, Fact, Provenance, Verifier, load_rulebase, parse_value
+    (tmp_path / "a.rules").write_text(
+        'relation employee(p: text)\nrelation eligible(p: text)\nrelation bonus(p: text, x: money[EUR])\n'
+        'rule R_ELIG "employees are eligible": if employee(?p) then assert eligible(?p)\n'
+        'goal G_BONUS "an eligible person gets EUR 100": bonus(?p, "EUR 100") if eligible(?p)\n', encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    claim = Claim(Fact("bonus", ("ann", parse_value("EUR 100")), 1.0, Provenance("answer")), "ann gets EUR 100", 0, 16)
+    [verdict] = Verifier(rb).verify([claim], [Fact("employee", ("ann",), 1.0)]).claims
+    assert verdict.verdict == "supported" and verdict.rule_ids == ["G_BONUS"]
+    [none] = Verifier(rb).verify([claim], [Fact("employee", ("bob",), 1.0)]).claims
+    assert none.verdict == "unsupported"

@@ -87,10 +87,11 @@ def render(result) -> str:
             text = " ".join(c.text.split())
             lines.append(f"  [{c.index}] {c.doc_id} [{c.start}:{c.end}]{flag}  {text[:160]}{'…' if len(text) > 160 else ''}")
     if result.claims:
+        from symbolic.explain import verdict_cf
         lines.append("claims:")
         for c in result.claims:
             rules = f" [{', '.join(c.rule_ids)}]" if c.rule_ids else ""
-            lines.append(f"  - \"{c.text}\" ({c.relation}) -> {c.verdict}, CF {c.cf:.2f}{rules}")
+            lines.append(f"  - \"{c.text}\" ({c.relation}) -> {c.verdict}, {verdict_cf(c.verdict, c.cf)}{rules}")
             lines += [f"      {ln}" for ln in c.explanation.splitlines() if ln.strip()]
     for v in result.violations:
         lines.append(f"  ! rule {v.rule_id}: {v.message}")

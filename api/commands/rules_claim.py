@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from symbolic import BackwardChainer, Claim, Fact, Provenance, Verifier
-from symbolic.explain import why_json, why_text
+from symbolic import Claim, Fact, Provenance, Verifier
+from symbolic.explain import verdict_cf, why_json, why_text
 from symbolic.fact_input import fact_from_text
 from symbolic.model import Var
 
@@ -26,17 +26,21 @@ def read_claims(text: str, rb: Any) -> list[Claim]:
 
 def explain_claim(args: argparse.Namespace, rb: Any, evidence: list[Fact]) -> int:
     claims = read_claims(args.claim, rb)
-    result = Verifier(rb).verify(claims, evidence)
+    verifier = Verifier(rb)
+    result = verifier.verify(claims, evidence)
     whys = []
-    for c in claims:   # the goals the chainer asks for this claim's subject, for WHY
+    for c, verdict in zip(claims, result.claims):   # the goals the chainer asks for this claim's subject, for WHY
         sig = rb.relations.get(c.fact.relation)
         pattern = (*c.fact.args[:-1], Var("value")) if sig is not None and sig.functional else c.fact.args
-        bc = BackwardChainer(rb.backward_rules, [*evidence, *rb.facts])
+        bc = verifier.goal_chainer([c], evidence)
         bc.prove(c.fact.relation, pattern)
         bc.prove(c.fact.relation, c.fact.args)    # goals that check the claim's own value
         seen: set[tuple] = set()
         asked = []
         for a in bc.asked:
+            # a supported claim holds: a form of it asked at the top that failed is no reason why not
+            if verdict.verdict == "supported" and not a.why:
+                continue
             if (a.cf is None or a.cf <= 0.2) and (a.goal, tuple(a.why)) not in seen:
                 seen.add((a.goal, tuple(a.why)))
                 asked.append(a)
@@ -46,7 +50,8 @@ def explain_claim(args: argparse.Namespace, rb: Any, evidence: list[Fact]) -> in
                           "asked": [[why_json(a) for a in w] for w in whys]}, ensure_ascii=False))
     else:
         for v, w in zip(result.claims, whys):
-            print(f"{v.claim.fact}: {v.verdict} (CF {v.cf:.2f})" + (f" [{', '.join(v.rule_ids)}]" if v.rule_ids else ""))
+            print(f"{v.claim.fact}: {v.verdict} ({verdict_cf(v.verdict, v.cf)})"
+                  + (f" [{', '.join(v.rule_ids)}]" if v.rule_ids else ""))
             print("HOW:\n  " + v.explanation.replace("\n", "\n  "))
             if w:
                 print("WHY (goals asked but not proved):")

@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.defaults import DEFAULT_RULES_DIR
 from symbolic import Claim, Fact, Provenance, RuleError, RuleErrors, Verifier, load_rulebase
+from symbolic.explain import verdict_cf
 from symbolic.fact_input import Item, fact_from_item
 from symbolic.verifier import VERDICTS
 from symbolic.yaml_items import load_yaml
@@ -129,7 +130,7 @@ def run_case(case: Case, rb: Any, path: str, kb_facts) -> Outcome:
     (v,) = Verifier(rb).verify(claims, evidence).claims
     ok = v.verdict == case.expect and (case.rule is None or case.rule in v.rule_ids) and \
         (case.cf is None or abs(v.cf - case.cf) <= 0.005)
-    got = v.verdict + (f" [{', '.join(v.rule_ids)}]" if v.rule_ids else "") + f" CF {v.cf:.2f}"
+    got = v.verdict + (f" [{', '.join(v.rule_ids)}]" if v.rule_ids else "") + f" {verdict_cf(v.verdict, v.cf)}"
     detail = f"claim {v.claim.fact}\n{v.explanation}"
     return Outcome(case, ok, got, detail)
 

@@ -27,7 +27,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
         for fact, s, e in rulebase.extract(p.text, source=provenance("document", p.doc_id, p.start, p.end, superseded,
                                                                       **doc)):
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
-            prov = provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
+            prov = provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc,
+                              rule_id=fact.provenance.rule_id)      # the pattern that read it (rules facts)
             facts.append(dataclasses.replace(fact, provenance=prov))
         # a datasheet's property rows, where no pattern read the relation of the document's subject already
         read = {(f.relation, f.args[:-1]) for f in facts if f.provenance.doc_id == p.doc_id}

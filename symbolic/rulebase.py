@@ -13,6 +13,7 @@ from .facts import Fact, Provenance
 from .files import MAX_STATEMENTS, collect as _collect, release_gradually, rule_files  # noqa: F401 (re-exported)
 from .lint import regex_habits
 from .strata import strata
+from .tables import typed_view
 from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
 from .provenance import with_document_relations
 from .rates import check_rates, convert
@@ -59,12 +60,17 @@ class RuleBase:
                 return hit
         return None
 
-    def extract(self, text: str, *, source: Provenance = Provenance("document")) -> list[tuple[Fact, int, int]]:
+    def extract(self, text: str, *, source: Provenance = Provenance("document"),
+                table_header: str | None = None) -> list[tuple[Fact, int, int]]:
         """Facts the extraction patterns find in ``text``, with their character spans in ``text``.
-        Fact provenance spans are offset by ``source.start`` (the text's position in its document)."""
+        Fact provenance spans are offset by ``source.start`` (the text's position in its document). A table
+        cell holding a bare number reads with its column header's unit ("Limit (USD) | 1,000" as USD 1,000;
+        ``table_header``: the header a chunk of rows cut from it carries)."""
         base = source.start or 0
         seen: set[tuple] = set()
         out: list[tuple[Fact, int, int]] = []
+        view = typed_view(text, table_header)
+        text = view.text
         for cp in self.patterns:
             sig = self.relations[cp.pattern.atom.relation]
             for match in cp.regex.finditer(text):
@@ -85,7 +91,7 @@ class RuleBase:
                         # a relation's declared currency: a declared rate converts an amount in another
                         v = convert(v, canonical_currency(p.unit), self._rate_table()) or v
                     args.append(v)
-                s, e = match.span()
+                s, e = view.original(match.start()), view.original(match.end())
                 key = (sig.name, tuple(args), s, e)
                 if key in seen:
                     continue

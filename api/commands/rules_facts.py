@@ -71,6 +71,7 @@ def read_kb(rb: RuleBase, kb: str | Path, wanted: set[str]) -> dict[str, Any]:
     from pipeline.text.entities import find_entities
     from pipeline.text.terms import content_terms
     from pipeline.text.values import find_values
+    from symbolic.tables import typed_view
     passages = kb_passages(kb)
     readable = [p for p in passages if not p.quarantine]
     facts, _values = extract_evidence(readable, rb)
@@ -108,10 +109,15 @@ def read_kb(rb: RuleBase, kb: str | Path, wanted: set[str]) -> dict[str, Any]:
             if said:
                 unread.append({"doc_id": p.doc_id, "line": _line(p, ds), "relations": said,
                                "text": " ".join(p.text[s:e].split())[:200]})
+    warnings = []
+    for p in readable:      # a header unit a cell contradicts: the cell is read as written
+        for off, unit, cell in typed_view(p.text, p.context_prefix).conflicts:
+            warnings.append(f"{p.doc_id}:{_line(p, p.start + off)}: the cell {cell!r} has its own unit; its column "
+                            f"header says {unit}: read as the cell writes it")
     superseded = sorted({(p.doc_id, p.superseded_by) for p in passages if p.superseded})
     return {"kb": str(kb), "documents": len({p.doc_id for p in passages}), "chunks": len(passages),
             "facts": rows, "per_pattern": dict(per_pattern.most_common()), "patterns_reading_nothing": silent,
-            "unread": unread, "superseded": [{"doc_id": d, "superseded_by": by} for d, by in superseded],
+            "unread": unread, "warnings": warnings, "superseded": [{"doc_id": d, "superseded_by": by} for d, by in superseded],
             "quarantined": sorted({p.doc_id for p in passages if p.quarantine})}
 
 
@@ -140,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"superseded: {s['doc_id']} (by {s['superseded_by']}): its facts count at half their CF")
     for d in out["quarantined"]:
         print(f"quarantined (never evidence): {d}")
+    for w in out["warnings"]:
+        print(f"warning: {w}")
     for r in out["facts"]:
         flag = " [superseded]" if r["superseded"] else ""
         print(f"{r['doc_id']}:{r['line']}  {r['fact']}  [{r['pattern']}]{flag}  {r['text'][:120]}")

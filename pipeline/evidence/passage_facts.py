@@ -25,7 +25,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
         superseded = bool(getattr(p, "superseded", False))
         doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None)}
         for fact, s, e in rulebase.extract(p.text, source=provenance("document", p.doc_id, p.start, p.end, superseded,
-                                                                      **doc)):
+                                                                      **doc),
+                                           table_header=getattr(p, "context_prefix", None)):
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
             prov = provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc,
                               rule_id=fact.provenance.rule_id)      # the pattern that read it (rules facts)

@@ -24,6 +24,7 @@ class DocumentMeta:
     banner: str | None = None         # the document's own "superseded" banner sentence, quoted from its top
     banner_ref: str | None = None     # what that banner names as the replacement (a title, file or doc id)
     page_starts: list[int] | None = None  # PDF: char offset in text where page i+1 begins
+    subject: str | None = None        # front matter `subject:`: what the document is about (a product, an office)
 
 
 @dataclass
@@ -76,6 +77,7 @@ class Passage:
     page_start: int | None = None      # PDF only
     page_end: int | None = None
     quarantine: str | None = None      # set only when search(include_quarantined=True) returns it
+    subject: str | None = None         # the document's front matter `subject:` (None: not stated)
 
 
 @dataclass

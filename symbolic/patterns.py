@@ -3,7 +3,7 @@ placeholders become entity-alias alternations and value captures (symbolic.value
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import model as m
 from .values import VALUE_REGEX
@@ -42,6 +42,8 @@ class CompiledPattern:
     pattern: m.Pattern
     regex: re.Pattern
     captures: list[Capture]
+    # variables of the conclusion bound by the document rather than the text (?document), with their type
+    subject_types: dict[str, str] = field(default_factory=dict)
 
 
 class PatternError(ValueError):

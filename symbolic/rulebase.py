@@ -14,7 +14,11 @@ from .files import MAX_STATEMENTS, collect as _collect, release_gradually, rule_
 from .lint import regex_habits
 from .strata import strata
 from .tables import typed_view
-from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
+from .patterns import CompiledPattern, PatternError, compile_pattern, name_regex, normalise_name
+
+# In a pattern's conclusion, ?document stands for the entity the document is about (its front matter `subject:`,
+# else the one entity of the argument's type its title names): a datasheet's rows without a subject column.
+DOCUMENT = "document"
 from .provenance import with_document_relations
 from .rates import check_rates, convert
 from .values import Money, Quantity, canonical_currency, parse_value
@@ -28,6 +32,7 @@ class RuleBase:
         self.texts: dict[str, str] = {}
         self.types: dict[str, m.EntityType] = {}
         self.entities: dict[str, m.Entity] = {}
+        self._named_cache: dict[tuple[str, str], str | None] = {}
         self.relations: dict[str, m.RelationSig] = {}
         self.patterns: list[CompiledPattern] = []
         self.facts: list[Fact] = []
@@ -61,11 +66,12 @@ class RuleBase:
         return None
 
     def extract(self, text: str, *, source: Provenance = Provenance("document"),
-                table_header: str | None = None) -> list[tuple[Fact, int, int]]:
+                table_header: str | None = None, subject: str | None = None) -> list[tuple[Fact, int, int]]:
         """Facts the extraction patterns find in ``text``, with their character spans in ``text``.
         Fact provenance spans are offset by ``source.start`` (the text's position in its document). A table
         cell holding a bare number reads with its column header's unit ("Limit (USD) | 1,000" as USD 1,000;
-        ``table_header``: the header a chunk of rows cut from it carries)."""
+        ``table_header``: the header a chunk of rows cut from it carries). ``subject``: what the document is
+        about (its front matter ``subject:``, else its title), the entity a pattern's ``?document`` stands for."""
         base = source.start or 0
         seen: set[tuple] = set()
         out: list[tuple[Fact, int, int]] = []
@@ -77,6 +83,8 @@ class RuleBase:
                 match = self._nearest(cp, text, match)
                 # a placeholder inside an optional part or a choice may not take part in the match
                 bound = {cap.name: self._read(cap.type, match.group(cap.group)) for cap in cp.captures}
+                if DOCUMENT in cp.subject_types:
+                    bound[DOCUMENT] = self.named_in(subject, cp.subject_types[DOCUMENT])
                 if any(bound[a.name] is None for a in cp.pattern.atom.args if isinstance(a, m.Var)):
                     continue  # an argument is missing or unreadable: no fact (unused placeholders are context)
                 args = []
@@ -123,6 +131,18 @@ class RuleBase:
 
     def _rate_table(self) -> tuple:
         return tuple((s, d, r) for (s, d), r in self.rates.items())
+
+    def named_in(self, text: str | None, etype: str) -> str | None:
+        """The one entity of type ``etype`` that ``text`` names (by id or by any of its names), else None."""
+        if not text:
+            return None
+        key = (text, etype)
+        if key not in self._named_cache:
+            exact = self.entity_id(text, etype)
+            found = {exact} if exact else {e.id for e in self.entities.values() if e.type == etype and any(
+                re.search(name_regex(n), text, re.IGNORECASE) for n in e.names if n)}
+            self._named_cache[key] = found.pop() if len(found) == 1 else None
+        return self._named_cache[key]
 
     def _read(self, ptype: str, raw: str | None):
         """A placeholder's matched text as an entity id or value; None if it did not take part in the
@@ -269,6 +289,14 @@ def _check_pattern(p: m.Pattern, ck: Checker, rb: RuleBase, aliases_by_type) -> 
             args.append(a)
     atom = replace(p.atom, args=tuple(args))
     var_types = {c.name: c.type for c in cp.captures}
+    sig = rb.relations.get(atom.relation)
+    for a, param in zip(atom.args, sig.params if sig else ()):
+        if isinstance(a, m.Var) and a.name == DOCUMENT and a.name not in var_types:
+            if param.type not in rb.types:
+                ck.error(f"pattern {p.id}: ?{DOCUMENT} stands for the entity the document is about, but "
+                         f"{atom.relation}'s argument here is a {param.type}, not an entity type", a.location)
+                continue
+            var_types[DOCUMENT] = cp.subject_types[DOCUMENT] = param.type
     atom = ck.check_atom(atom, var_types)
     for a in atom.args:
         if isinstance(a, m.Wildcard):

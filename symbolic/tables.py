@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .values import ARABIC, parse_value
+from .values import ARABIC, Quantity, parse_value
 
 _SEPARATOR = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
 _BARE = re.compile(rf"\s*({ARABIC})\s*")
@@ -29,7 +29,7 @@ def header_unit(header: str) -> str | None:
                 value = parse_value(f"1 {unit}")
             except ValueError:
                 continue
-            if type(value).__name__ != "Quantity" or getattr(value, "unit", ""):   # a bare number is no unit
+            if not isinstance(value, Quantity) or value.unit:   # a bare number is no unit
                 return unit
     return None
 
@@ -106,10 +106,12 @@ def typed_view(text: str, carried_header: str | None = None) -> TypedView:
                 continue
             for col, (a, b) in enumerate(_cells(line)):
                 unit = units[col] if col < len(units) else None
-                bare = _BARE.fullmatch(line[a:b]) if unit else None
+                if unit is None:
+                    continue
+                bare = _BARE.fullmatch(line[a:b])
                 if bare:
                     inserts.append((starts[i + k] + a + bare.end(1), len(unit) + 1, f" {unit}"))
-                elif unit and _differs(line[a:b].strip(), unit):
+                elif _differs(line[a:b].strip(), unit):
                     conflicts.append((starts[i + k] + a, unit, line[a:b].strip()))
         i = j
     if not inserts:

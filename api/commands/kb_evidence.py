@@ -39,7 +39,8 @@ def kb_passages(kb_dir: str | Path) -> list[Passage]:
                                title=m.title, language=m.language, tags=list(m.tags),
                                effective_date=m.effective_date, supersedes=m.supersedes,
                                superseded=m.superseded_by is not None, superseded_by=m.superseded_by, score=0.0,
-                               context_prefix=c.context_prefix, authority=m.authority, quarantine=c.quarantine))
+                               context_prefix=c.context_prefix, authority=m.authority, quarantine=c.quarantine,
+                               subject=m.subject))
     return out
 
 

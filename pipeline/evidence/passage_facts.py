@@ -26,7 +26,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
         doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None)}
         for fact, s, e in rulebase.extract(p.text, source=provenance("document", p.doc_id, p.start, p.end, superseded,
                                                                       **doc),
-                                           table_header=getattr(p, "context_prefix", None)):
+                                           table_header=getattr(p, "context_prefix", None),
+                                           subject=document_subject(p)):
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
             prov = provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc,
                               rule_id=fact.provenance.rule_id)      # the pattern that read it (rules facts)
@@ -46,3 +47,9 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
                                         getattr(p, "title", None) or "",
                                         " ".join(sentence_at(p.text, paragraphs, s).split())))
     return facts, values
+
+
+def document_subject(p: Any) -> str | None:
+    """What a passage's document is about: its front matter ``subject:``, else its title, else its first heading."""
+    heading = getattr(p, "heading_path", None) or []
+    return getattr(p, "subject", None) or getattr(p, "title", None) or (heading[0] if heading else None)

@@ -185,9 +185,20 @@ _END = r"(?![A-Za-z])"
 _JOIN = r"(?:\s*-\s*|\s*)"   # "6 hours", "6hours", "6-hour"
 
 
+# Words that may stand between a count and its unit of time ("10 paid sick days", "5 unused days", "3 consecutive
+# working days"): one or two words, none of them a word that links the count to something else ("5 robots per
+# day", "3 shifts a day", "2 visits each week" count robots, shifts and visits).
+_LINKING = ("per", "a", "an", "the", "of", "each", "every", "and", "or", "to", "in", "on", "at", "for", "from", "by",
+            "with", "than", "up", "over", "under", "after", "before", "within", "between", "this", "that", "these",
+            "those", "is", "are", "was", "were", "be", "been", "has", "have", "had", "its", "their", "our", "your",
+            "his", "her", "no", "not", "which", "who", "if", "when", "where", "while")
+_BETWEEN = rf"(?:\s+(?!(?:{'|'.join(_LINKING)})\b)[a-z][a-z-]*){{1,2}}\s+"
+
+
 def _one_duration(words: list[str]) -> str:
     # a number word needs a space or hyphen before its unit: "eighth" is no "eight h", "Ah" no "a h"
-    return rf"(?:(?:{ANY_NUM}{_JOIN}|\b{EN_WORD_NUM}(?:\s*-\s*|\s+)){_alternation(words)}{_END})"
+    return (rf"(?:(?:{ANY_NUM}{_JOIN}|\b{EN_WORD_NUM}(?:\s*-\s*|\s+)|(?:{ANY_NUM}|\b{EN_WORD_NUM}){_BETWEEN})"
+            rf"{_alternation(words)}{_END})")
 
 
 _SINGLE_DURATION = _one_duration(_TIME_UNIT_WORDS)
@@ -200,7 +211,7 @@ DURATION_RE = rf"(?:{_COMPOUND_DURATION}|{_SINGLE_DURATION})"
 QUANTITY_RE = rf"(?:{ANY_NUM}{_JOIN}{_alternation(_OTHER_UNIT_WORDS)}{_END}|{DURATION_RE})"
 _SIGNS = ("$", "us$", "¥", "￥", "€", "£", "₹", "₩", "a$", "c$", "s$", "nt$")
 _ISO = rf"(?-i:{'|'.join(ISO_CODES)})\b"    # capitals only, even where the rest of a pattern ignores case
-_CURRENCY_PREFIX = (_alternation(["$", "US$", "¥", "￥", "€", "£", "₹", "₩", "A$", "C$", "S$", "NT$"]) + "|"
+_CURRENCY_PREFIX = (_alternation(["$", "US$", "¥", "￥", "€", "£", "₹", "₩", "A$", "C$", "S$", "NT$", "人民币"]) + "|"
                     + r"(?:USD|CNY|RMB|EUR|GBP|JPY|HKD)\b|" + _ISO)
 # 块 is money said aloud ("50 块", "3 块钱") but a measure word before its noun ("一块电池": one battery).
 _KUAI = r"块(?![\u4e00-\u9fff])"
@@ -209,7 +220,9 @@ _CURRENCY_SUFFIX = ("(?:" + _alternation([k for k in CURRENCY_ALIASES if k not i
 # After a currency sign "m" is a million too ("$3m"); elsewhere it is a metre.
 # "8 Euro pallets" counts pallets (the EPAL "Euro pallet"): a currency word that names a pallet is no money.
 _NOT_MONEY_AFTER = r"(?!\s*-?\s*pallets?\b)"
-MONEY_RE = (rf"(?:(?:{_CURRENCY_PREFIX})\s*{_ARABIC_UNIT}(?:{_SCALE}|\s*mn?(?![A-Za-z]))?"
+# A currency said on both sides ("人民币 298,000 元", "RMB 5,000 元") is one amount, read whole
+_BOTH_SIDES = rf"(?:{_CURRENCY_PREFIX})\s*{_ARABIC_UNIT}{_SCALE}?\s*{_CURRENCY_SUFFIX}{_END}"
+MONEY_RE = (rf"(?:{_BOTH_SIDES}|(?:{_CURRENCY_PREFIX})\s*{_ARABIC_UNIT}(?:{_SCALE}|\s*mn?(?![A-Za-z]))?"
             rf"|{ANY_NUM}\s*{_CURRENCY_SUFFIX}{_END}{_NOT_MONEY_AFTER})")
 PERCENT_RE = rf"(?:{_ARABIC_UNIT}\s*(?:%|％|percent\b|per cent\b)|百分之{ANY_NUM})"
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -260,7 +273,10 @@ def _quantity(t: str) -> Quantity:
     m = re.fullmatch(rf"({ANY_NUM}|{EN_WORD_NUM})[\s-]*(.+)", t, re.IGNORECASE)
     if not m:
         raise ValueError(f"cannot read a value from {t!r}")
-    unit = canonical_unit(m.group(2))
+    words = m.group(2).split()
+    # words between the count and its unit ("10 paid sick days"): the unit is the longest known tail
+    unit = next((u for k in range(len(words)) if (u := canonical_unit(" ".join(words[k:]))) in UNITS),
+                canonical_unit(m.group(2)))
     cls = Duration if UNITS.get(unit, ("", 0))[0] in TIME_DIMENSIONS else Quantity
     return cls(parse_number_word(m.group(1)), unit)
 
@@ -290,6 +306,10 @@ def parse_value(text: str) -> Quantity | Money | Percentage | Date:
         num = re.sub(r"^百分之|\s*(%|％|percent|per cent)$", "", t, flags=re.IGNORECASE)
         return Percentage(parse_number_word(num))
     if _full(MONEY_RE, t):
+        m = re.fullmatch(rf"(?:{_CURRENCY_PREFIX})\s*(.+?)\s*({_CURRENCY_SUFFIX})", t, re.IGNORECASE) \
+            if _full(_BOTH_SIDES, t) else None
+        if m:       # the suffix names the currency ("人民币 298,000 元": 元)
+            return Money(_money_amount(m.group(1)), m.group(2))
         m = re.fullmatch(rf"({_CURRENCY_PREFIX})\s*(.+)", t, re.IGNORECASE)
         if m:
             return Money(_money_amount(m.group(2)), m.group(1))

@@ -3,7 +3,7 @@ passage, a test's fake), a retriever that finds passages, and a model that gener
 stage can name them in its signatures; this module imports nothing from the stages."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 
 class PassageLike(Protocol):
@@ -18,10 +18,19 @@ class PassageLike(Protocol):
     def start(self) -> int: ...
     @property
     def end(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def superseded(self) -> bool: ...
+    @property
+    def quarantine(self) -> str | None: ...
 
 
 class RetrieverLike(Protocol):
-    def search(self, query: str, top_k: int = 5, **filters: Any) -> list[PassageLike]: ...
+    """What the pipeline asks of a retriever: the passages best for a query, best first (retrieval.Retriever's
+    search; a retriever that takes neither filter is asked again without it, where the caller says so)."""
+    def search(self, query: str, top_k: int = 5, *, include_quarantined: bool = False,
+               doc_ids: Iterable[str] | None = None) -> Sequence[PassageLike]: ...
 
 
 class Generator(Protocol):

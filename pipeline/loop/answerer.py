@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, cast
 
 from pipeline.answers.beyond_premise import asks_beyond_correction, corrected_and_quoted
 from pipeline.answers.computed import source_answer
@@ -46,9 +46,7 @@ from pipeline.readers.registry import OPT_IN, READERS, check_readers, read_answe
 from pipeline.text.citations import cited_indices, strip_citation_lines
 from pipeline.text.script import is_chinese
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Citation, Status, validate_question
-
-if TYPE_CHECKING:
-    from symbolic import RuleBase
+from symbolic import RuleBase
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +134,8 @@ class Answerer:
         for k in range(max_attempts):
             prompt = self._prompt(q, candidates, opts, followup)
             t = time.perf_counter()
-            facts, values = evidence_for(prompt.passages, rulebase, ctx.kb)
+            # evidence_for needs a rule base: without one it raises AttributeError (reported in issue 46)
+            facts, values = evidence_for(prompt.passages, cast(RuleBase, rulebase), ctx.kb)
             extract_s = time.perf_counter() - t
             check_draft = self._checker(q, prompt, facts, values, ctx, rulebase, verifier)
 
@@ -220,7 +219,7 @@ class Answerer:
         focus = parse_question(validate_question(question), rulebase, namer=self._namer())
         kb = self.kb_facts.get(self.retriever, rulebase) if rulebase is not None else None
         if kb is not None:      # as an answer's claims are read in ``ask``: the focus the KB's facts show
-            focus = facts_focus(focus, rulebase, kb.facts, kb.implied)
+            focus = facts_focus(focus, cast(RuleBase, rulebase), kb.facts, kb.implied)   # kb: read with a rule base
         context = [{"role": "user", "content": question}]
         claims, _mentions = self._read(answer, [], context, focus, rulebase)
         return claims
@@ -250,7 +249,7 @@ class Answerer:
                          namer=self._namer())
             shown = self._candidates(ctx)
             text = CITATION_MARKER.sub("", text).strip() or text
-        facts, values = evidence_for(shown, rulebase, ctx.kb)
+        facts, values = evidence_for(shown, cast(RuleBase, rulebase), ctx.kb)   # as in _run: a rule base is needed
         context = [{"role": "user", "content": q}]
         check = check_answer(q, text, shown, facts, values, ctx, rulebase, verifier,
                              lambda a: self._read(a, shown, context, ctx.focus, rulebase),

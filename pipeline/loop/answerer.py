@@ -251,7 +251,7 @@ class Answerer:
             text = CITATION_MARKER.sub("", text).strip() or text
         facts, values = evidence_for(shown, cast(RuleBase, rulebase), ctx.kb)   # as in _run: a rule base is needed
         context = [{"role": "user", "content": q}]
-        check = check_answer(q, text, shown, facts, values, ctx, rulebase, verifier,
+        check = check_answer(q, text, shown, facts, values, ctx, cast(RuleBase, rulebase), verifier,
                              lambda a: self._read(a, shown, context, ctx.focus, rulebase),
                              require_claim=self.config.require_claim)
         if check.ok:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Sequence, cast
+from typing import TYPE_CHECKING, Sequence, cast
 
 from pipeline.lang import alternation
 from pipeline.proof.proving import COUNT_WORDS, asks_a_computation
 from pipeline.question.answer_types import TOTAL_WORDS
 from pipeline.question.focus import Goal, QuestionFocus, param_fits
 from pipeline.question.naming import relation_score
-from pipeline.seams import Generator, PassageLike
+from pipeline.seams import Generator, PassageLike, TokenizerLike
 from pipeline.text.citations import cited_for
 from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.sentences import blanked, clause_around, sentences
@@ -22,6 +22,9 @@ from pipeline.text.values import ValueMention, find_values
 from symbolic import Claim, Fact, Provenance, RuleBase
 from symbolic.model import VALUE_TYPES, Entity, RelationSig
 from symbolic.values import Quantity
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -221,14 +224,14 @@ class ChoiceLogitsProcessor:
     def __init__(self, allowed: Sequence[int]):
         self.allowed = list(allowed)
 
-    def __call__(self, token_ids: list[int], logits: Any) -> Any:
+    def __call__(self, token_ids: list[int], logits: torch.Tensor) -> torch.Tensor:
         import torch
         mask = torch.full_like(logits, float("-inf"))
         mask[..., self.allowed] = 0.0
         return logits + mask
 
 
-def _digit_tokens(tokenizer: Any, n: int) -> list[int] | None:
+def _digit_tokens(tokenizer: TokenizerLike, n: int) -> list[int] | None:
     """Token ids of "0".."n" when each is one token (true of the Llama and Qwen2 tokenizers); else None."""
     ids = []
     for i in range(n + 1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Protocol, Sequence, cast
 
 from pipeline.checks.answer_check import answer_gap, citation_gap, values_of
 from pipeline.checks.attribution import attach_citations
@@ -46,8 +46,9 @@ class Check:
                 and all(r.verdict == "supported" for r in self.reports))
 
 
-def check_answer(question: str, answer: str, passages: Sequence[PassageLike], facts: list[Fact], values: list[EvidenceValue],
-                 ctx: QuestionContext, rulebase: RuleBase, verifier: VerifierLike, read: Reader, *,
+def check_answer(question: str, answer: str, passages: Sequence[PassageLike], facts: list[Fact],
+                 values: list[EvidenceValue], ctx: QuestionContext, rulebase: RuleBase | None, verifier: VerifierLike,
+                 read: Reader, *,
                  require_claim: bool = True) -> Check:
     """Read ``answer``'s claims, verify them against ``facts`` (the evidence of ``passages``, which its
     [n] markers cite) and the rules, and say what else keeps it from answering ``question``."""
@@ -68,8 +69,9 @@ def check_answer(question: str, answer: str, passages: Sequence[PassageLike], fa
     # the question's premise, so "supported" would vouch for the question, not an answer.
     restated = restates(answer, question)
     no_claims = require_claim and (not reports or restated)
-    gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, rulebase),
-                        breach_gap(answer, claims, ctx.breaches, rulebase),
+    # the corrections and breaches are the rules' (gather finds none without a rule base)
+    gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, cast(RuleBase, rulebase)),
+                        breach_gap(answer, claims, ctx.breaches, cast(RuleBase, rulebase)),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values, calcs),
                         citation_gap(reports)) if g]
     if no_claims:

@@ -29,7 +29,8 @@ def _cites(shown: list[PassageLike], stating: list[PassageLike], chinese: bool) 
     return [n for n in cites if is_chinese(shown[n - 1].text) == chinese] or cites
 
 
-def composed_answer(ctx: QuestionContext, rulebase: RuleBase, shown: list[PassageLike], chinese: bool) -> tuple[str, list[Claim], list[str]]:
+def composed_answer(ctx: QuestionContext, rulebase: RuleBase, shown: list[PassageLike],
+                    chinese: bool) -> tuple[str, list[Claim], list[str]]:
     """The corrections of the question's premises, the limits its values are past ("No. … The value in the
     question is above this limit."), then the proof's answer, as sentences; their claims (spanning each proved
     sentence without the lead-in and the words after it) and each claim's HOW."""

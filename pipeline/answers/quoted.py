@@ -114,7 +114,8 @@ def _whole(passage: PassageLike) -> str:
                      passage.text])
 
 
-def quotes(question: str, focus: QuestionFocus, passages: Sequence[PassageLike], rulebase: RuleBase | None = None) -> list[Quote]:
+def quotes(question: str, focus: QuestionFocus, passages: Sequence[PassageLike],
+           rulebase: RuleBase | None = None) -> list[Quote]:
     """The sentences of ``passages`` (numbered [1].. as the prompt shows them) that could answer ``question``,
     best first: each states a value of the asked kind and uses at least the share of the question's topic
     terms a worded answer must use (see ``ranked_statements``)."""

@@ -136,7 +136,8 @@ def _fact_text(fact: Fact, passages: Sequence[PassageLike]) -> dict:
             "superseded": bool(prov.superseded)}
 
 
-def _value_fallback(claim: Claim, values: Sequence[EvidenceValue], rulebase: RuleBase | None = None) -> tuple[float, str] | None:
+def _value_fallback(claim: Claim, values: Sequence[EvidenceValue],
+                    rulebase: RuleBase | None = None) -> tuple[float, str] | None:
     """The rule patterns miss many phrasings (tables, headings carry the subject): a claim the verifier
     found *nothing* about is still grounded when a passage it cites states its exact value -- in a sentence,
     table row, column or section that says a word of the claimed relation's name, when ``rulebase`` knows the

@@ -49,7 +49,8 @@ def _states(passage: PassageLike, value: Value) -> bool:
 
 
 def bridge_passages(question: str, retriever: RetrieverLike, kb: KBFacts | None,
-                    rank: Callable[[PassageLike], float] = lambda p: -float(getattr(p, "score", 0.0))) -> list[PassageLike]:
+                    rank: Callable[[PassageLike], float] = lambda p: -float(getattr(p, "score", 0.0))
+                    ) -> list[PassageLike]:
     """Per value the question states (and few documents do), the best passage stating it among the
     question's hits within those documents; none when the KB's values are unknown (no KB reading) or the
     retriever cannot search within documents."""
@@ -72,7 +73,8 @@ def bridge_passages(question: str, retriever: RetrieverLike, kb: KBFacts | None,
     return out
 
 
-def place_after(head: Sequence[PassageLike], inserted: Sequence[PassageLike], rest: Sequence[PassageLike]) -> list[PassageLike]:
+def place_after(head: Sequence[PassageLike], inserted: Sequence[PassageLike],
+                rest: Sequence[PassageLike]) -> list[PassageLike]:
     """``head``, then ``inserted``, then ``rest`` without any passage already placed (same span)."""
     out: list[PassageLike] = []
     seen: set[tuple] = set()

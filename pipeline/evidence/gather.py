@@ -41,7 +41,7 @@ LINK_TOP_K = 1
 class QuestionContext:
     question: str
     focus: QuestionFocus
-    candidates: list[PassageLike]                 # passages the prompt is packed from, best first
+    candidates: list[PassageLike]         # passages the prompt is packed from, best first
     quarantined: list[PassageLike] = field(default_factory=list)   # never prompt text, never evidence
     followups: list[str] = field(default_factory=list)     # the multi-hop queries issued
     kb: KBFacts | None = None
@@ -148,8 +148,8 @@ def followup_queries(focus: QuestionFocus, first: Sequence[PassageLike], rulebas
     return list(dict.fromkeys(out))[:MAX_FOLLOWUPS]
 
 
-def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBase | None, kb_cache: FactSource | None, *,
-           multi_hop: bool = True, symbolic: bool = True, namer: RelationNamer | None = None) -> QuestionContext:
+def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBase | None, kb_cache: FactSource | None,
+           *, multi_hop: bool = True, symbolic: bool = True, namer: RelationNamer | None = None) -> QuestionContext:
     """Retrieval rounds, quarantine, focus, the proof and the question's disproved premises for one
     question (no generation). ``namer``: names the relation a question means where its words name none."""
     t0 = time.perf_counter()
@@ -244,7 +244,8 @@ def _second_round(retriever: RetrieverLike, queries: Sequence[str], top_k: int, 
     return out
 
 
-def evidence_for(passages: Sequence[PassageLike], rulebase: RuleBase, kb: KBFacts | None) -> tuple[list[Fact], list[EvidenceValue]]:
+def evidence_for(passages: Sequence[PassageLike], rulebase: RuleBase,
+                 kb: KBFacts | None) -> tuple[list[Fact], list[EvidenceValue]]:
     """Facts and values the authoritative, unquarantined ``passages`` state, plus every fact of the KB
     (a premise in an unretrieved document still counts); values come from the passages only, since a
     value is checked against what the answer cites."""

@@ -52,7 +52,8 @@ def values_of(relation: str, subjects: set[object], pools: Iterable[Sequence[Fac
     return []
 
 
-def link_queries(focus: QuestionFocus, first: Sequence[PassageLike], rulebase: RuleBase, kb: KBFacts | None) -> list[str]:
+def link_queries(focus: QuestionFocus, first: Sequence[PassageLike], rulebase: RuleBase,
+                 kb: KBFacts | None) -> list[str]:
     """One query per hop: the linked relation's name with the value the hop found ("hotel limit per night
     Tier 2"), walking from the entities the question names along links that lead to an asked relation."""
     links = list(getattr(rulebase, "links", None) or [])

@@ -76,7 +76,8 @@ def focus_passage(passage: PassageLike, question: str, max_segments: int) -> Pas
     return cut(passage, segs, best_window(scores, max_segments), max_segments)
 
 
-def pack(passages: Sequence[PassageLike], question: str, cost: Callable[[PassageLike], int], budget: int) -> list[PassageLike]:
+def pack(passages: Sequence[PassageLike], question: str, cost: Callable[[PassageLike], int],
+         budget: int) -> list[PassageLike]:
     """Sources for the prompt, best first, whose ``cost`` (tokens of the rendered source) sums to at most
     ``budget``: each passage whole while it fits; one that does not is cut to its widest window of
     sentences/rows that fits what is left, the window centred on the segments that best match the

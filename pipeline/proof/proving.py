@@ -190,7 +190,8 @@ class _PassageSource(Protocol):
     def passage_for(self, fact: Fact) -> PassageLike | None: ...
 
 
-def value_places(proof: ProvenAnswer, passages: Sequence[PassageLike], kb: _PassageSource | None = None) -> Iterator[tuple[PassageLike, int, int]]:
+def value_places(proof: ProvenAnswer, passages: Sequence[PassageLike],
+                 kb: _PassageSource | None = None) -> Iterator[tuple[PassageLike, int, int]]:
     """Where the proved value stands in the spans of the document facts the proof rests on: (passage, start,
     end) in the passage's text, the passage being ``kb``'s chunk of the fact (pipeline.evidence.kb_facts.KBFacts) or
     else the first of ``passages`` that holds the span."""

@@ -72,7 +72,8 @@ def derived_goals(focus: QuestionFocus, rulebase: RuleBase | None) -> list[Goal]
     return out
 
 
-def _derived(goal: Goal, rule: BackwardRule, rulebase: RuleBase, stated: Sequence[tuple[Value, tuple[int, int]]]) -> Goal | None:
+def _derived(goal: Goal, rule: BackwardRule, rulebase: RuleBase,
+             stated: Sequence[tuple[Value, tuple[int, int]]]) -> Goal | None:
     """``rule``'s head as a goal, bound through its premise on ``goal``'s relation and the stated counts."""
     uses = [p for p in rule.premises if isinstance(p, Atom) and p.relation == goal.relation]
     head, sig = rule.head, rulebase.relations.get(rule.head.relation)

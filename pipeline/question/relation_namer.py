@@ -48,7 +48,8 @@ class RelationNamer:
             self._names[rulebase] = vectors
         return vectors
 
-    def similarities(self, text: str, sigs: Sequence[RelationSig], rulebase: RuleBase) -> list[tuple[float, RelationSig]]:
+    def similarities(self, text: str, sigs: Sequence[RelationSig],
+                     rulebase: RuleBase) -> list[tuple[float, RelationSig]]:
         """(the closest of its names' cosine similarity to ``text``, relation), closest first; empty for Chinese."""
         if not sigs or CJK_RUN_RE.search(text) or not text.strip():
             return []

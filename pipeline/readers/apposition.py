@@ -26,7 +26,8 @@ _LEAD_RE = re.compile(rf"^\s*(?:{alternation('readers.appositive_leads')})\s*$",
 _APPOSED_RE = re.compile(r"^\s*[,，(（]\s*$")
 
 
-def apposition_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase, taken: Sequence[Claim]) -> list[Claim]:
+def apposition_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                           taken: Sequence[Claim]) -> list[Claim]:
     """For an entity of a pair relation's object type in a clause with no entity of the subject type: the
     relation with the sentence's one entity of the subject type before that clause, when the clause before
     the object is only a copula or article, or names at least half of one relation of the pair (and no

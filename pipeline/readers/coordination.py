@@ -59,7 +59,8 @@ def _next_object(answer: str, pos: int, last_type: str, sig: RelationSig, ruleba
     return None
 
 
-def coordinated_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase, claims: Sequence[Claim]) -> list[Claim]:
+def coordinated_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                       claims: Sequence[Claim]) -> list[Claim]:
     """For each two-place claim, each clause joined right after its value that names another entity of the
     subject's type and then, with only link words between, a value the relation takes: the same relation
     about that entity. Chains on ("X of 1, Y of 2 and Z of 3"); never an entity the chain already read."""
@@ -99,8 +100,8 @@ def coordinated_claims(answer: str, passages: Sequence[PassageLike], rulebase: R
 _CLAUSE_END_RE = re.compile(rf"[,;，；。!?]|\.(?:\s|$)|{alternation('readers.clause_conjunctions')}", re.IGNORECASE)
 
 
-def _gapped_argument(answer: str, passages: Sequence[PassageLike], claim: Claim, sig: RelationSig, entities: Sequence[EntityMention],
-                     sents: list[tuple[int, int]], read: set) -> list[Claim]:
+def _gapped_argument(answer: str, passages: Sequence[PassageLike], claim: Claim, sig: RelationSig,
+                     entities: Sequence[EntityMention], sents: list[tuple[int, int]], read: set) -> list[Claim]:
     """A relation of three or more places carried over to clauses joined after its claim that change one entity
     argument and the value, saying nothing else: "valid for 12 months in Glasgow and for 6 months at the Suzhou
     campus", Chinese "Glasgow 12 months, the Suzhou campus 6 months". Chains on; never arguments already read."""

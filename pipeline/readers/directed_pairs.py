@@ -47,7 +47,8 @@ def _says_only(between: str, name: str) -> bool:
     return not extra
 
 
-def directed_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase, taken: Sequence[Claim]) -> list[Claim]:
+def directed_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                         taken: Sequence[Claim]) -> list[Claim]:
     """A relation whose two arguments have one entity type, claimed for two such entities of one clause when
     one of the relation's names (label or alias) stands whole between them with nothing else said: the
     first is the subject. Never negated, never a subject whose relation is already read, never when two

@@ -143,7 +143,8 @@ def _counts(question: str, focus: QuestionFocus) -> bool:
     return any(isinstance(v, Quantity) and v.dimension in ("", "count") for v, *_ in find_values(unnamed))
 
 
-def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[EntityMention], goal: Goal, sig: RelationSig) -> bool:
+def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[EntityMention], goal: Goal,
+                       sig: RelationSig) -> bool:
     """The value's own clause names another entity of an asked argument's type: "the Chengdu depot … is 12 months,
     Marrow Bay 24 months" gives the 24 months to Marrow Bay."""
     cs, ce = clause_around(answer, m.start, m.end)
@@ -245,7 +246,8 @@ def _digit_tokens(tokenizer: TokenizerLike, n: int) -> list[int] | None:
     return ids
 
 
-def options_for(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: RuleBase) -> list[tuple[RelationSig, Entity]]:
+def options_for(m: ValueMention, sentence: str, focus: QuestionFocus,
+                rulebase: RuleBase) -> list[tuple[RelationSig, Entity]]:
     """(relation, subject entity) pairs the value could state: relations its type fits whose names the
     sentence or question use, about entities of the relation's subject type that they name (else any)."""
     opts: list[tuple[RelationSig, Entity]] = []
@@ -256,7 +258,8 @@ def options_for(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: 
 
 
 def lm_claims(generator: Generator, context: Sequence[dict], answer: str, mentions: Sequence[ValueMention],
-              focus: QuestionFocus, rulebase: RuleBase, *, max_values: int = MAX_LM_VALUES) -> list[tuple[Claim, ValueMention]]:
+              focus: QuestionFocus, rulebase: RuleBase, *,
+              max_values: int = MAX_LM_VALUES) -> list[tuple[Claim, ValueMention]]:
     """The model reads which rule-base fact each remaining value states: the candidate facts (relation and
     entity from the vocabulary) are numbered and the reply is constrained to one of those numbers, so the
     output always parses, never names anything outside the rule base, and costs one decode step.

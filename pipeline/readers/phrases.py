@@ -86,7 +86,8 @@ def _forms(rulebase: RuleBase) -> list[_Form]:
     return forms
 
 
-def phrase_claims(answer: str, passages: Sequence[PassageLike], focus: QuestionFocus, rulebase: RuleBase) -> list[Claim]:
+def phrase_claims(answer: str, passages: Sequence[PassageLike], focus: QuestionFocus,
+                  rulebase: RuleBase) -> list[Claim]:
     """A claim for each "<name> for <subject> is <X>" (and the forms ``_forms`` lists) where X, right after
     the verb, is a value or entity the relation can end with (so "is not X" reads nothing), and the
     subject's entities and values place every argument before the last, each of its own parameter, none
@@ -134,8 +135,9 @@ def _ends_with_entity(sig: RelationSig, x: EntityMention) -> bool:
     return sig.params[-1].type not in VALUE_TYPES and sig.params[-1].type == x.type
 
 
-def _arguments(sig: RelationSig, subject: str, offset: int, sents: Sequence[tuple[int, int]], entities: Sequence[EntityMention],
-               focus: QuestionFocus, stated: Sequence[Value], rulebase: RuleBase) -> tuple | None:
+def _arguments(sig: RelationSig, subject: str, offset: int, sents: Sequence[tuple[int, int]],
+               entities: Sequence[EntityMention], focus: QuestionFocus, stated: Sequence[Value],
+               rulebase: RuleBase) -> tuple | None:
     """The arguments before the last, read from ``subject`` (at ``offset`` in the answer, whose sentences are
     ``sents``), else the sentence's, the question's or the type's only entity (entity_subject) or the question's
     only fitting value; None when one cannot be placed, is placed twice, or the subject names something no

@@ -22,7 +22,8 @@ from symbolic import Claim, Provenance, RuleBase
 _PERSONAL = re.compile(word_pattern("readers.personal_pronouns"), re.IGNORECASE)
 
 
-def pronoun_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase, taken: Sequence[Claim]) -> list[Claim]:
+def pronoun_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                   taken: Sequence[Claim]) -> list[Claim]:
     """Each pattern or entity-pair fact read with a pronoun's antecedent in its place whose match holds that name and has the
     antecedent as an argument, unless claimed already; its span is mapped back onto the answer."""
     entities = find_entities(answer, rulebase)

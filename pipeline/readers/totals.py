@@ -129,7 +129,8 @@ def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     return sorted(out, key=lambda p: p[1].start)
 
 
-def _named_premise(answer: str, mention: ValueMention, fitting: list[tuple[RelationSig, tuple]]) -> tuple[RelationSig, tuple] | None:
+def _named_premise(answer: str, mention: ValueMention,
+                   fitting: list[tuple[RelationSig, tuple]]) -> tuple[RelationSig, tuple] | None:
     """The fitting premise the value's own clause names best, when one relation does (with one subject)."""
     _s, _e, cs, ce = value_clause(answer, mention)
     sig = best_named(list({id(sig): sig for sig, _ in fitting}.values()),

@@ -255,7 +255,8 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     return out
 
 
-def _looked_up(sigs: Sequence[RelationSig], terms: frozenset[str], value: object, focus: QuestionFocus, rulebase: RuleBase) -> RelationSig | None:
+def _looked_up(sigs: Sequence[RelationSig], terms: frozenset[str], value: object, focus: QuestionFocus,
+               rulebase: RuleBase) -> RelationSig | None:
     """In an answer to a question stating values of its own, a value the documents state for the relation its
     clause names is looked up, not computed from the question's: the one fitting relation the clause names at
     all, by half of its author's label or an alias ("its battery is covered for 12 months" to "My AX-200 is 10
@@ -353,7 +354,8 @@ def pair_signatures(rulebase: RuleBase) -> dict[tuple[str, str], list[RelationSi
     return pairs
 
 
-def entity_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase, taken: Sequence[Claim]) -> list[Claim]:
+def entity_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                       taken: Sequence[Claim]) -> list[Claim]:
     """A relation between two entity types is claimed when one clause names an entity of each type and
     at least half of one of the relation's names, and no other relation of that type pair scores as
     well; or when only a copula stands between them, or the object's name qualifies the subject's (Chinese "Tier 1

@@ -59,7 +59,8 @@ def cited_indices(text: str, n_sources: int) -> list[int]:
     return seen
 
 
-def cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str, passages: Sequence[PassageLike]) -> list[str]:
+def cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str,
+              passages: Sequence[PassageLike]) -> list[str]:
     """Citations in the claim's sentence; if it has none, those of the next sentence (models often
     put the marker after the full stop or at the end of the answer)."""
     for i, (s, e) in enumerate(sents):

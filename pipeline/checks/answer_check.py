@@ -7,18 +7,9 @@ import re
 from typing import Sequence
 
 from pipeline.checks.grounding import NOT_CITED, values_match
-from pipeline.checks.scope import (
-    about_another,
-    about_another_subject,
-    about_no_one_asked,
-    asked_attribute,
-    asked_entities,
-    cited_evidence,
-    drops_a_negation,
-    from_an_example,
-    relation_terms,
-    repeats_itself,
-)
+from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
+                                   asked_entities, cited_evidence, drops_a_negation, from_an_example, relation_terms,
+                                   repeats_itself)
 from pipeline.lang import alternation, cue_table, words
 from pipeline.proof.calculation import Calculation, calculations, computed_by
 from pipeline.proof.proving import ProvenAnswer

@@ -8,16 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from pipeline.lang import word_pattern
 from pipeline.question.answer_types import answer_types, asked_currency, asked_nouns
-from pipeline.question.naming import (
-    half_named_and_meant,
-    named_by_time_alone,
-    named_value_spans,
-    relation_names,
-    relation_score,
-    sole_and_meant,
-    sole_and_said,
-    value_terms,
-)
+from pipeline.question.naming import (half_named_and_meant, named_by_time_alone, named_value_spans, relation_names,
+                                      relation_score, sole_and_meant, sole_and_said, value_terms)
 from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.glossary import best_translations, gloss
 from pipeline.text.sentences import blanked, sentences

@@ -10,9 +10,9 @@ if TYPE_CHECKING:
 
 
 class PassageLike(Protocol):
-    """What the pipeline reads of a passage directly. Attributes a passage may lack (``title``,
-    ``heading_path``, ``context_prefix``, ``authority``, ``effective_date``, ``score``, ...) are read with
-    ``getattr`` and a default, and are not part of it."""
+    """What the pipeline reads of a passage directly (``score``, ``superseded`` and ``quarantine`` with getattr in
+    places too). Attributes a passage may lack (``title``, ``heading_path``, ``context_prefix``, ``authority``,
+    ``effective_date``) are read only with ``getattr`` and a default, and are not part of it."""
     @property
     def doc_id(self) -> str: ...
     @property

@@ -323,7 +323,7 @@ class Answerer:
         with self._lock:
             hit = self._verifiers.get(id(rulebase))
             if hit is None or hit[0] is not rulebase:
-                # without a rule base the Verifier raises AttributeError (reported in issue 46, kept as it is)
+                # without a rule base the Verifier raises AttributeError (reported in issue 46)
                 self._verifiers = {id(rulebase): (rulebase, self.verifier_factory(cast(RuleBase, rulebase)))}
                 hit = self._verifiers[id(rulebase)]
             return hit[1]

@@ -173,7 +173,7 @@ def read(reading: Reading, order: Sequence[str] = READERS) -> Reading:
     from; with a rule base of no relations, they are all there is)."""
     names = [(e.start, e.end) for e in find_entities(reading.answer, reading.rulebase)] \
         if reading.rulebase is not None else []
-    # without a rule base extract_claims raises AttributeError (issue 46 typed seams: reported, kept as it is)
+    # without a rule base extract_claims raises AttributeError (reported in issue 46)
     reading.claims, reading.mentions = extract_claims(reading.answer, reading.passages,
                                                       cast(RuleBase, reading.rulebase), names)
     reading.left = list(reading.mentions)

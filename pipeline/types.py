@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pipeline.defaults import DEFAULT_MAX_TOKENS, DEFAULT_TOP_K
 
@@ -41,7 +41,7 @@ class AskOptions:
         return self
 
 
-def validate_question(question: Any) -> str:
+def validate_question(question: object) -> str:
     if not isinstance(question, str):
         raise ValueError("question must be a string")
     if not question.strip():

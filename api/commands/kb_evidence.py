@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pipeline.evidence.kb_facts import KBFactCache, KBFacts, evidence_passages
+from pipeline.seams import PassageLike
 from retrieval.chunking import ChunkingConfig
 from retrieval.documents import load_document, scan_kb
 from retrieval.errors import DocumentError
@@ -54,12 +55,13 @@ def kb_facts(kb_dir: str | Path, rulebase: Any) -> KBFacts:
     if key not in _CACHE:
         passages = evidence_passages(kb_passages(kb_dir))
         read = KBFactCache._read(passages, rulebase)
-        meta = {p.doc_id: (p.effective_date, p.authority) for p in passages}
+        meta: dict[str | None, tuple[str | None, str | None]] = {p.doc_id: (p.effective_date, p.authority)
+                                                                 for p in passages}
         out = KBFacts(values=read.values)
         for f in read.facts:
             eff, auth = meta.get(f.provenance.doc_id, (None, None))
             g = replace(f, provenance=replace(f.provenance, effective_date=eff and str(eff), authority=auth))
             out.facts.append(g)
-            out.passage_of[id(g)] = read.passage_for(f)
+            out.passage_of[id(g)] = cast(PassageLike, read.passage_for(f))   # read's own fact: its passage is known
         _CACHE[key] = out
     return _CACHE[key]

@@ -3,15 +3,18 @@ may they drive before they must take a break?" is answered by the correction, th
 answers what the question asks besides its premise (pipeline.answers.quoted), the two checked as one answer."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from pipeline.answers.proved import composed_answer
 from pipeline.answers.quoted import quoted_attempt
+from pipeline.checks.checking import Check
 from pipeline.evidence.gather import QuestionContext
 from pipeline.readers.premises import rest_of_question
+from pipeline.seams import PassageLike
 from pipeline.text.script import is_chinese
 from pipeline.text.values import find_values
 from pipeline.types import Attempt
+from symbolic import RuleBase
 
 
 def asks_beyond_correction(ctx: QuestionContext) -> bool:
@@ -19,8 +22,8 @@ def asks_beyond_correction(ctx: QuestionContext) -> bool:
     return bool(ctx.corrections) and ctx.proof is None and not ctx.breaches
 
 
-def corrected_and_quoted(ctx: QuestionContext, shown: list[Any], rulebase: Any,
-                         check: Callable[[str], Any]) -> Attempt | None:
+def corrected_and_quoted(ctx: QuestionContext, shown: list[PassageLike], rulebase: RuleBase,
+                         check: Callable[[str], Check]) -> Attempt | None:
     """The correction composed from the rules' proofs, then the first quote of ``shown`` (the sources a composed
     answer cites, numbered [1]..) that answers the rest of the question, when ``check`` passes the two together;
     None when the rules answer more than the premise (asks_beyond_correction), or nothing is asked besides the

@@ -4,18 +4,19 @@ citations of the sources that state its facts."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from pipeline.lang import alternation, phrase, words
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.focus import sole_entities
+from pipeline.text.entities import EntityMention
 from pipeline.text.values import find_values
 from pipeline.text.wording import plain_label, say_value
-from symbolic import Node
-from symbolic.model import VALUE_TYPES
+from symbolic import Node, RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
 
 
-def _label(sig: Any, chinese: bool) -> str:
+def _label(sig: RelationSig, chinese: bool) -> str:
     names = [sig.label, *sig.aliases] if sig.label else [*sig.aliases, sig.name.replace("_", " ")]
     if chinese:
         zh = [n for n in names if any("\u4e00" <= ch <= "\u9fff" for ch in n)]
@@ -53,7 +54,7 @@ def _plural(label: str) -> bool:
     return len(word) > 3 and word.endswith("s") and not word.endswith(_NOT_PLURAL_ENDINGS)
 
 
-def _entity_name(rulebase: Any, eid: Any, chinese: bool) -> str:
+def _entity_name(rulebase: RuleBase, eid: object, chinese: bool) -> str:
     e = rulebase.entities.get(eid) if isinstance(eid, str) else None
     if e is None:
         return say_value(eid, chinese)
@@ -64,7 +65,7 @@ def _entity_name(rulebase: Any, eid: Any, chinese: bool) -> str:
     return e.label
 
 
-def _steps(proof: ProvenAnswer, rulebase: Any, chinese: bool, max_depth: int = 3) -> list[str]:
+def _steps(proof: ProvenAnswer, rulebase: RuleBase, chinese: bool, max_depth: int = 3) -> list[str]:
     """The intermediate facts of a multi-hop or computed proof, as "city tier: Tier 2" or "per diem (arrival
     day): EUR 26": the premises of its rules, depth first (not into a recursive chain), that bind a value not
     yet said; a premise about an entity the question did not name says which."""
@@ -105,7 +106,7 @@ def _recursive(node: Node) -> bool:
 _ZH_COUNT = re.compile(r"[\d,.]+\s*[\u4e00-\u9fff]")
 
 
-def _said_count(question: str, stated: Sequence[tuple[int, int]], value: Any) -> str | None:
+def _said_count(question: str, stated: Sequence[tuple[int, int]], value: object) -> str | None:
     """How a Chinese ``question`` writes the count ``value`` its goal binds at one of ``stated`` spans."""
     for s, _e in stated:
         m = _ZH_COUNT.match(question, s)
@@ -114,7 +115,7 @@ def _said_count(question: str, stated: Sequence[tuple[int, int]], value: Any) ->
     return None
 
 
-def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool, question: str = "") -> str:
+def _subject(proof: ProvenAnswer, rulebase: RuleBase, chinese: bool, question: str = "") -> str:
     """The goal's bound arguments as words: the entities ("Paris"), then the values the question gave, a
     count read with its parameter's name ("4 nights"), or as a Chinese question writes it (with its measure
     word)."""
@@ -137,10 +138,10 @@ def _subject(proof: ProvenAnswer, rulebase: Any, chinese: bool, question: str = 
         ", ".join([" / ".join(names)] + values if names else values)
 
 
-def _described_step(mention: Any, rulebase: Any, chinese: bool) -> str:
+def _described_step(mention: EntityMention, rulebase: RuleBase, chinese: bool) -> str:
     """How the question's description names an argument: "autosampler capacity: 120", "reports to (Wang Yu):
     Chen Hao"."""
-    label = _label(rulebase.relations[mention.described_by], chinese)
+    label = _label(rulebase.relations[cast(str, mention.described_by)], chinese)   # a described mention's
     if mention.via is None:
         return f"{label}{'：' if chinese else ': '}{mention.text}"
     via = _entity_name(rulebase, mention.via, chinese)
@@ -154,8 +155,8 @@ _ZH_SENTENCE = phrase("answers.proof_sentence", "zh")
 _ZH_SENTENCE_BARE = phrase("answers.proof_sentence_bare", "zh")
 
 
-def compose(proof: ProvenAnswer, rulebase: Any, citations: Sequence[int], *, chinese: bool,
-            stated: str | None = None, described: Sequence[Any] = (), question: str = "") -> str:
+def compose(proof: ProvenAnswer, rulebase: RuleBase, citations: Sequence[int], *, chinese: bool,
+            stated: str | None = None, described: Sequence[EntityMention] = (), question: str = "") -> str:
     """The proof as one sentence in the question's language, citing ``citations`` ([n] of the sources
     that state its facts); ``stated``: the value as the source writes it, used when its script matches;
     ``described``: the question's mentions that name an argument by a value, said as steps ("autosampler

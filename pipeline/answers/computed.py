@@ -4,17 +4,20 @@ delivered with that statement quoted, checked like any draft (pipeline.proof.cal
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from pipeline.answers.quoted import asked_kinds, checked_attempt, own_values, quoted_attempt, ranked_statements
+from pipeline.checks.checking import Check
 from pipeline.lang import phrase
 from pipeline.proof.calculation import Calculation, asks_two_costs, question_counts, statement_calculations
 from pipeline.question.answer_types import asks_two
 from pipeline.question.focus import QuestionFocus
+from pipeline.seams import PassageLike
 from pipeline.text.script import is_chinese
 from pipeline.text.values import find_values
 from pipeline.text.wording import say_value
 from pipeline.types import Attempt
+from symbolic import RuleBase
 from symbolic.values import Duration, Quantity
 
 # A question asking yes/no, a person or an entity is not answered by a total.
@@ -24,15 +27,15 @@ _NOT_TOTALS = frozenset({"yesno", "person", "entity"})
 _TOTAL = {False: phrase("answers.computed_total", "en"), True: phrase("answers.computed_total", "zh")}
 
 
-def computable(question: str, focus: QuestionFocus, rulebase: Any | None = None) -> bool:
+def computable(question: str, focus: QuestionFocus, rulebase: RuleBase | None = None) -> bool:
     """A question asking one amount of money, for counts it states ("a 6-hour session", "4 days")."""
     wanted = asked_kinds(focus, rulebase)
     return "money" in wanted and not wanted & _NOT_TOTALS and not asks_two(question) \
         and not asks_two_costs(question) and bool(question_counts(question))
 
 
-def computed_answer(question: str, focus: QuestionFocus, passages: Sequence[Any],
-                    rulebase: Any | None = None) -> tuple[str, int, Calculation] | None:
+def computed_answer(question: str, focus: QuestionFocus, passages: Sequence[PassageLike],
+                    rulebase: RuleBase | None = None) -> tuple[str, int, Calculation] | None:
     """The answer computed from the best-fitting rate statement of ``passages`` (numbered [1].. as the prompt
     shows them), its source's number and the calculation; None when no statement fits, or two fit equally
     well and give different totals."""
@@ -62,8 +65,8 @@ def computed_answer(question: str, focus: QuestionFocus, passages: Sequence[Any]
     return text, best.source, calc
 
 
-def computed_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
-                     check: Callable[[str], Any]) -> Attempt | None:
+def computed_attempt(question: str, focus: QuestionFocus, passages: Sequence[PassageLike], rulebase: RuleBase | None,
+                     check: Callable[[str], Check]) -> Attempt | None:
     """The computed answer, as an attempt the model did not write, when ``check`` (a draft's whole check)
     passes it; None otherwise."""
     found = computed_answer(question, focus, passages, rulebase)
@@ -77,8 +80,8 @@ def computed_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any
     return checked_attempt(result, source, spent, computed=True)
 
 
-def source_answer(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
-                  check: Callable[[str], Any]) -> Attempt | None:
+def source_answer(question: str, focus: QuestionFocus, passages: Sequence[PassageLike], rulebase: RuleBase | None,
+                  check: Callable[[str], Check]) -> Attempt | None:
     """Where no draft verified and the rules prove nothing, an answer from ``passages`` the model did not write:
     the total computed from a rate one of them states, else the statement of one that states the asked value."""
     return computed_attempt(question, focus, passages, rulebase, check) \

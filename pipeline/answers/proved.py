@@ -2,27 +2,26 @@
 proof's answer, as sentences citing the shown sources that state them."""
 from __future__ import annotations
 
-from typing import Any
-
 from pipeline.answers.composition import compose
 from pipeline.evidence.gather import QuestionContext
 from pipeline.lang import phrase
 from pipeline.proof.approver import cover_words
 from pipeline.proof.limit_check import breach_words
-from pipeline.proof.proving import stated_value
+from pipeline.proof.proving import ProvenAnswer, stated_value
+from pipeline.seams import PassageLike
 from pipeline.text.script import is_chinese
-from symbolic import Claim
+from symbolic import Claim, RuleBase
 
 # What a composed answer says first when the rules disprove the question's premise, by whether the question is
 # Chinese (lang/<code>/answers.toml not_right).
 _NOT_RIGHT = {False: phrase("answers.not_right", "en"), True: phrase("answers.not_right", "zh")}
 
 
-def same_chunk(a: Any, b: Any) -> bool:
+def same_chunk(a: PassageLike, b: PassageLike) -> bool:
     return (a.doc_id, a.start, a.end) == (b.doc_id, b.start, b.end)
 
 
-def _cites(shown: list[Any], stating: list[Any], chinese: bool) -> list[int]:
+def _cites(shown: list[PassageLike], stating: list[PassageLike], chinese: bool) -> list[int]:
     """[n] of the shown sources overlapping a passage in ``stating`` (the prompt may show a cut of it),
     those in the question's language first: an English question cites the English datasheet."""
     cites = [i + 1 for i, s in enumerate(shown)
@@ -30,11 +29,12 @@ def _cites(shown: list[Any], stating: list[Any], chinese: bool) -> list[int]:
     return [n for n in cites if is_chinese(shown[n - 1].text) == chinese] or cites
 
 
-def composed_answer(ctx: QuestionContext, rulebase: Any, shown: list[Any], chinese: bool) -> tuple[str, list[Claim], list[str]]:
+def composed_answer(ctx: QuestionContext, rulebase: RuleBase, shown: list[PassageLike],
+                    chinese: bool) -> tuple[str, list[Claim], list[str]]:
     """The corrections of the question's premises, the limits its values are past ("No. … The value in the
     question is above this limit."), then the proof's answer, as sentences; their claims (spanning each proved
     sentence without the lead-in and the words after it) and each claim's HOW."""
-    parts: list[tuple[Any, list[Any], str, str]] = [
+    parts: list[tuple[ProvenAnswer, list[PassageLike], str, str]] = [
         (c.proof, c.passages, _NOT_RIGHT[chinese] if i == 0 else "", "") for i, c in enumerate(ctx.corrections)]
     # several limits past the same way (a threshold per campus, the campus unsaid) are one "no": said once,
     # the limits listed, the closing words once after the last

@@ -7,15 +7,17 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from pipeline.checks.answer_check import TOPIC_SHARE, topic_terms
+from pipeline.checks.checking import Check
 from pipeline.lang import alternation
 from pipeline.proof.proving import COUNT_WORDS
 from pipeline.question.answer_types import TOTAL_WORDS, VALUE_ANSWER_TYPES, asking_clause, asks_two
 from pipeline.question.codes import asked_codes, names_other_codes
 from pipeline.question.condition import condition_of, measures_the_condition, needed_topics
 from pipeline.question.focus import QuestionFocus
+from pipeline.seams import PassageLike
 from pipeline.text.entities import find_entities
 from pipeline.text.periods import period_spans
 from pipeline.text.script import is_chinese
@@ -24,7 +26,8 @@ from pipeline.text.tables import column_at, is_separator, row_cells
 from pipeline.text.terms import content_terms, found_in
 from pipeline.text.values import find_values
 from pipeline.types import Attempt
-from symbolic.values import value_type
+from symbolic import RuleBase
+from symbolic.values import Value, value_type
 
 # A question asking yes/no, a person or an entity is answered by what a sentence says, not by a value in
 # it, and is not quoted.
@@ -63,7 +66,7 @@ class Quote:
 _SECOND_ASK = re.compile(alternation("answers.second_question"), re.IGNORECASE)
 
 
-def asked_kinds(focus: QuestionFocus, rulebase: Any | None = None) -> frozenset[str]:
+def asked_kinds(focus: QuestionFocus, rulebase: RuleBase | None = None) -> frozenset[str]:
     """The kinds of value that answer the question: by its words ("how long": a duration), else by the value
     its goals' relations are declared to take ("What is the annual stipend …?" asks a money relation)."""
     if focus.answer_types:
@@ -73,7 +76,7 @@ def asked_kinds(focus: QuestionFocus, rulebase: Any | None = None) -> frozenset[
     return frozenset(declared & VALUE_ANSWER_TYPES) if len(declared) == 1 else frozenset()
 
 
-def quotable(question: str, focus: QuestionFocus, rulebase: Any | None = None) -> bool:
+def quotable(question: str, focus: QuestionFocus, rulebase: RuleBase | None = None) -> bool:
     """A question a single source statement can answer: it asks for a value of one kind, asks one thing, and
     asks no total and no count ("three nights"): those are computed from what sources state."""
     wanted = asked_kinds(focus, rulebase)
@@ -81,7 +84,7 @@ def quotable(question: str, focus: QuestionFocus, rulebase: Any | None = None) -
         and not _SECOND_ASK.search(question) and not TOTAL_WORDS.search(question) and not COUNT_WORDS.search(question)
 
 
-def own_values(question: str, focus: QuestionFocus) -> list[Any]:
+def own_values(question: str, focus: QuestionFocus) -> list[Value]:
     """The values a question states of its own ("a Severity 2 ticket", "a 3-day trip"; not the names it says):
     a statement answers it only if it states them too, as the row of "Severity 2" does; "the per diem is EUR
     52" answers no question about a 3-day trip, whose total is computed from it."""
@@ -89,7 +92,7 @@ def own_values(question: str, focus: QuestionFocus) -> list[Any]:
     return [v for v, *_ in find_values(unnamed)]
 
 
-def names_another_entity(focus: QuestionFocus, text: str, rulebase: Any | None) -> bool:
+def names_another_entity(focus: QuestionFocus, text: str, rulebase: RuleBase | None) -> bool:
     """Whether ``text`` names entities of a type the question names, but none the question names: "up to 3
     days per week" of the Berlin policy is no answer about the Shenzhen office, nor the PhD row of a stipend
     table one about master's students. Codes no entity covers count alike: the AX-200 manual's "every 2,000
@@ -105,13 +108,14 @@ def names_another_entity(focus: QuestionFocus, text: str, rulebase: Any | None) 
     return any(named.get(t) and not named[t] & set(ids) for t, ids in asked.items())
 
 
-def _whole(passage: Any) -> str:
+def _whole(passage: PassageLike) -> str:
     """A passage's title, headings and text: where it says whom it is about."""
     return " ".join([getattr(passage, "title", None) or "", *(getattr(passage, "heading_path", None) or []),
                      passage.text])
 
 
-def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None = None) -> list[Quote]:
+def quotes(question: str, focus: QuestionFocus, passages: Sequence[PassageLike],
+           rulebase: RuleBase | None = None) -> list[Quote]:
     """The sentences of ``passages`` (numbered [1].. as the prompt shows them) that could answer ``question``,
     best first: each states a value of the asked kind and uses at least the share of the question's topic
     terms a worded answer must use (see ``ranked_statements``)."""
@@ -133,7 +137,7 @@ def quotes(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebas
     return out[:MAX_QUOTES]
 
 
-def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
+def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[PassageLike], rulebase: RuleBase | None,
                       fits: Callable[[str], bool]) -> list[Quote]:
     """The statements of ``passages`` that ``fits`` accepts and that use at least the share of the question's
     topic terms a worded answer must use, counted and weighted by rarity among the statements shown (its
@@ -185,7 +189,7 @@ def ranked_statements(question: str, focus: QuestionFocus, passages: Sequence[An
     return [q for _, q in found]
 
 
-def statements(passage: Any, topics: set[str] | None = None) -> Iterator[tuple[int, str]]:
+def statements(passage: PassageLike, topics: set[str] | None = None) -> Iterator[tuple[int, str]]:
     """What a passage states, one statement at a time, with its offset: each prose sentence (its list marker
     dropped, its lines joined), and each table body row read out with its column headers ("Application
     documents of rejected candidates: Retention period 6 months; Starts at date of the rejection"); only the
@@ -216,18 +220,18 @@ def statements(passage: Any, topics: set[str] | None = None) -> Iterator[tuple[i
         at += len(line) + 1
 
 
-def _heading(passage: Any) -> str:
+def _heading(passage: PassageLike) -> str:
     path = getattr(passage, "heading_path", None)
     return _NUMBERING.sub("", path[-1]) if path else ""
 
 
-def _kind_of(value: Any) -> set[str]:
+def _kind_of(value: object) -> set[str]:
     kind = value_type(value)
     return {kind, "number"} if kind == "quantity" else {kind}
 
 
-def quoted_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None,
-                   check: Callable[[str], Any], *, lead: str = "",
+def quoted_attempt(question: str, focus: QuestionFocus, passages: Sequence[PassageLike], rulebase: RuleBase | None,
+                   check: Callable[[str], Check], *, lead: str = "",
                    adds: Callable[[Quote], bool] = lambda _quote: True) -> Attempt | None:
     """The first quote of ``passages`` that ``check`` (a draft's whole check: claims verified, no rule
     violated, the question answered) passes, as an attempt the model did not write; None when none passes.
@@ -244,7 +248,7 @@ def quoted_attempt(question: str, focus: QuestionFocus, passages: Sequence[Any],
     return None
 
 
-def checked_attempt(result: Any, source: int, spent: dict[str, float], *, computed: bool = False) -> Attempt:
+def checked_attempt(result: Check, source: int, spent: dict[str, float], *, computed: bool = False) -> Attempt:
     """A passed check of an answer the model did not write (a quote of source [n], or a total computed from
     it), as an attempt: no tokens, only the time its check took."""
     return Attempt(result.answer, True, result.reports, result.violations, False, None,

@@ -4,7 +4,7 @@ entity) and cite sources that state it, current over superseded."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.checks.grounding import NOT_CITED, values_match
 from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
@@ -12,6 +12,7 @@ from pipeline.checks.scope import (about_another, about_another_subject, about_n
                                    repeats_itself)
 from pipeline.lang import alternation, cue_table, words
 from pipeline.proof.calculation import Calculation, calculations, computed_by
+from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import TOTAL_WORDS, asked_currency, asking_clause, asks_two
 from pipeline.question.codes import names_a_sibling
 from pipeline.question.condition import condition_of, measures_the_condition, needed_topics
@@ -23,6 +24,7 @@ from pipeline.text.script import is_chinese
 from pipeline.text.terms import content_terms, found_in
 from pipeline.text.values import EvidenceValue, ValueMention, find_values, own_mentions, states_value
 from pipeline.types import ClaimReport
+from symbolic import Claim, RuleBase
 from symbolic.values import Money, Quantity, format_value, value_type
 
 # The words that say yes or no (lang/<code>/checks.toml polarity).
@@ -37,8 +39,8 @@ _ASKING_ZH = re.compile(alternation("checks.asking_phrases"))
 _ZH_FUNCTION = set(words("checks.function_chars"))
 
 
-def values_of(claims: Sequence[Any], mentions: Sequence[ValueMention]) -> list[Any]:
-    out = [m.value for m in mentions]
+def values_of(claims: Sequence[Claim], mentions: Sequence[ValueMention]) -> list[object]:
+    out: list[object] = [m.value for m in mentions]
     out += [c.fact.args[-1] for c in claims if c.fact.args]
     return out
 
@@ -80,7 +82,7 @@ def counted_units(question: str) -> str | None:
     return m.group(0) if m else None
 
 
-def source_periods(values: Sequence[Any], evidence: Sequence[EvidenceValue]) -> set[str]:
+def source_periods(values: Sequence[object], evidence: Sequence[EvidenceValue]) -> set[str]:
     """The periods the sources count the answer's values in, where the answer says none ("[1] 85" from a Chinese
     "paid at 85 yuan an hour"): a bare figure is what its source says it is."""
     out: set[str] = set()
@@ -153,8 +155,8 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
-def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Any], mentions: Sequence[ValueMention],
-               rulebase: Any | None, proof: Any | None = None, evidence: Sequence[EvidenceValue] = (),
+def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], mentions: Sequence[ValueMention],
+               rulebase: RuleBase | None, proof: ProvenAnswer | None = None, evidence: Sequence[EvidenceValue] = (),
                calcs: Sequence[Calculation] | None = None) -> str | None:
     """None when ``answer`` addresses ``focus``; otherwise why not, in words the model can act on. ``calcs``: the
     totals the question's counts make of the evidence's rates, where the caller has them already."""

@@ -3,17 +3,19 @@ sentence states it (current over superseded), so a right answer is not withheld 
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
+from pipeline.seams import PassageLike
 from pipeline.text.citations import mask_citations
 from pipeline.text.sentences import sentences
 from pipeline.text.terms import shares_context
 from pipeline.text.values import EvidenceValue, ValueMention
+from symbolic import Claim
 
 _ANY_MARKER = re.compile(r"\[\d{1,3}\]")
 
 
-def _stating(value: Any, unit_word: str, sentence: str, passages: Sequence[Any],
+def _stating(value: object, unit_word: str, sentence: str, passages: Sequence[PassageLike],
              found: list[list[EvidenceValue]]) -> list[int]:
     """Indices of the sources stating ``value`` in a sentence that shares a word with the answer's (a
     bare "38,500 decibels" only where the source counts decibels too), current ones first."""
@@ -28,8 +30,8 @@ def _stating(value: Any, unit_word: str, sentence: str, passages: Sequence[Any],
     return sorted(out, key=lambda i: bool(getattr(passages[i], "superseded", False)))
 
 
-def attach_citations(answer: str, passages: Sequence[Any], mentions: Sequence[ValueMention],
-                     evidence: Sequence[EvidenceValue], claims: Sequence[Any] = ()) -> tuple[str, list[int]]:
+def attach_citations(answer: str, passages: Sequence[PassageLike], mentions: Sequence[ValueMention],
+                     evidence: Sequence[EvidenceValue], claims: Sequence[Claim] = ()) -> tuple[str, list[int]]:
     """``answer`` with "[n]" appended for the sources that state its values (its value mentions and the
     values of its relation claims), when it cites none and every such value is found that way in a source;
     unchanged otherwise. Returns (text, numbers added)."""

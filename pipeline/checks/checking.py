@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Protocol, Sequence, cast
 
 from pipeline.checks.answer_check import answer_gap, citation_gap, values_of
 from pipeline.checks.attribution import attach_citations
@@ -13,19 +13,26 @@ from pipeline.evidence.gather import QuestionContext
 from pipeline.proof.calculation import calculations
 from pipeline.proof.limit_check import breach_gap
 from pipeline.readers.premises import premise_gap
+from pipeline.seams import PassageLike
 from pipeline.text.terms import restates
-from pipeline.text.values import own_mentions
+from pipeline.text.values import EvidenceValue, ValueMention, own_mentions
 from pipeline.types import ClaimReport, Violation
+from symbolic import Claim, Fact, RuleBase, Verification
 
 # read(answer) -> (claims, value mentions): the answer loop's extractors (patterns, the question's focus, the model)
-Reader = Callable[[str], tuple[list[Any], list[Any]]]
+Reader = Callable[[str], tuple[list[Claim], list[ValueMention]]]
+
+
+class VerifierLike(Protocol):
+    """What a draft's check asks of the verifier: symbolic.Verifier's verdicts on claims against evidence facts."""
+    def verify(self, claims: list[Claim], evidence: list[Fact]) -> Verification: ...
 
 
 @dataclass
 class Check:
     answer: str                    # with the citations the verifier added, when it cited none
-    claims: list[Any]              # symbolic Claims read from it
-    mentions: list[Any]            # values no claim placed, checked as values
+    claims: list[Claim]            # symbolic Claims read from it
+    mentions: list[ValueMention]   # values no claim placed, checked as values
     reports: list[ClaimReport]     # one verdict per claim and value
     violations: list[Violation]
     gaps: list[str] = field(default_factory=list)   # why an answer whose claims hold still fails
@@ -39,8 +46,9 @@ class Check:
                 and all(r.verdict == "supported" for r in self.reports))
 
 
-def check_answer(question: str, answer: str, passages: Sequence[Any], facts: list[Any], values: list[Any],
-                 ctx: QuestionContext, rulebase: Any, verifier: Any, read: Reader, *,
+def check_answer(question: str, answer: str, passages: Sequence[PassageLike], facts: list[Fact],
+                 values: list[EvidenceValue], ctx: QuestionContext, rulebase: RuleBase | None, verifier: VerifierLike,
+                 read: Reader, *,
                  require_claim: bool = True) -> Check:
     """Read ``answer``'s claims, verify them against ``facts`` (the evidence of ``passages``, which its
     [n] markers cite) and the rules, and say what else keeps it from answering ``question``."""
@@ -61,8 +69,9 @@ def check_answer(question: str, answer: str, passages: Sequence[Any], facts: lis
     # the question's premise, so "supported" would vouch for the question, not an answer.
     restated = restates(answer, question)
     no_claims = require_claim and (not reports or restated)
-    gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, rulebase),
-                        breach_gap(answer, claims, ctx.breaches, rulebase),
+    # the corrections and breaches are the rules' (gather finds none without a rule base)
+    gaps = [g for g in (premise_gap(answer, values_of(claims, mentions), ctx.corrections, cast(RuleBase, rulebase)),
+                        breach_gap(answer, claims, ctx.breaches, cast(RuleBase, rulebase)),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values, calcs),
                         citation_gap(reports)) if g]
     if no_claims:

@@ -5,18 +5,18 @@ row's label ("4 business hours" of the Severity 3 row said of Severity 1)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence, cast
 
 from pipeline.text.script import is_chinese
 from pipeline.text.terms import content_terms, says_phrase
 from pipeline.text.values import EvidenceValue
-from symbolic.values import Quantity
+from symbolic.values import Quantity, Value
 
 
-def _same_kind(a: Any, b: Any) -> bool:
+def _same_kind(a: Value, b: Value) -> bool:
     if type(a) is not type(b):
         return False
-    return not isinstance(a, Quantity) or a.dimension == b.dimension
+    return not isinstance(a, Quantity) or a.dimension == cast(Quantity, b).dimension   # b: of a's type
 
 
 def _neighbours(ev: EvidenceValue, evidence: Sequence[EvidenceValue]) -> list[EvidenceValue]:

@@ -1,15 +1,18 @@
 """Turn verifier output and value checks into ClaimReports, and failures into regeneration feedback."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence, cast
 
 from pipeline.checks.crossed_values import crossed_by, label_of, other_row_named
 from pipeline.evidence.passage_facts import SUPERSEDED_CF_FACTOR
 from pipeline.proof.calculation import Calculation, computed_by
 from pipeline.readers.vocabulary import name_score
+from pipeline.seams import PassageLike
 from pipeline.text.terms import content_terms, shares_context
 from pipeline.text.values import EvidenceValue, ValueMention
-from pipeline.types import ClaimReport, Violation
+from pipeline.types import ClaimReport, Verdict, Violation
+from symbolic import Claim, Fact, RuleBase, Verification
+from symbolic.model import RelationSig
 from symbolic.values import Date, Money, Percentage, Quantity
 
 # A value stated by a retrieved passage the answer did not cite is support, but weaker.
@@ -20,7 +23,7 @@ VALUE_FALLBACK_CF = 0.6
 NOT_CITED = "the answer does not cite"
 
 
-def _magnitude(v: Any) -> float | None:
+def _magnitude(v: object) -> float | None:
     if isinstance(v, Quantity):
         return v.value
     if isinstance(v, Money):
@@ -30,11 +33,11 @@ def _magnitude(v: Any) -> float | None:
     return None
 
 
-def is_bare(v: Any) -> bool:
+def is_bare(v: object) -> bool:
     return isinstance(v, Quantity) and v.unit == ""
 
 
-def values_match(stated: Any, evidence: Any) -> bool:
+def values_match(stated: object, evidence: object) -> bool:
     """Equal after normalisation; a bare number in the answer ("within 30") also matches the same
     number with a unit in the documents ("30 days"), and a bare year matches a date's year."""
     if stated == evidence:
@@ -121,18 +124,20 @@ def _ev_dict(ev: EvidenceValue) -> dict:
     return {"doc_id": ev.doc_id, "start": ev.start, "end": ev.end, "text": ev.text, "superseded": ev.superseded}
 
 
-def _fact_text(fact: Any, passages: Sequence[Any]) -> dict:
+def _fact_text(fact: Fact, passages: Sequence[PassageLike]) -> dict:
     prov = fact.provenance
+    end = cast(int, prov.end)     # read only where the span has a start, and a span with a start has an end
     text = ""
     for p in passages:
-        if p.doc_id == prov.doc_id and prov.start is not None and p.start <= prov.start and prov.end <= p.end:
-            text = p.text[prov.start - p.start: prov.end - p.start]
+        if p.doc_id == prov.doc_id and prov.start is not None and p.start <= prov.start and end <= p.end:
+            text = p.text[prov.start - p.start: end - p.start]
             break
     return {"doc_id": prov.doc_id, "start": prov.start, "end": prov.end, "text": text,
             "superseded": bool(prov.superseded)}
 
 
-def _value_fallback(claim: Any, values: Sequence[EvidenceValue], rulebase: Any = None) -> tuple[float, str] | None:
+def _value_fallback(claim: Claim, values: Sequence[EvidenceValue],
+                    rulebase: RuleBase | None = None) -> tuple[float, str] | None:
     """The rule patterns miss many phrasings (tables, headings carry the subject): a claim the verifier
     found *nothing* about is still grounded when a passage it cites states its exact value -- in a sentence,
     table row, column or section that says a word of the claimed relation's name, when ``rulebase`` knows the
@@ -154,14 +159,14 @@ def _value_fallback(claim: Any, values: Sequence[EvidenceValue], rulebase: Any =
                 f"the value {ev.text!r} (value match, CF {cf:.2f})")
 
 
-def names_relation(ev: EvidenceValue, sig: Any) -> bool:
+def names_relation(ev: EvidenceValue, sig: RelationSig) -> bool:
     """Whether the sentence or row stating ``ev``, its table column or its section heading says a word of one of
     the relation's names."""
     said = " ".join((ev.context, ev.column.header if ev.column else "", ev.heading))
     return name_score(sig, frozenset(content_terms(said))) > 0
 
 
-def _support_not_cited(claim: Any, evidence: Sequence[Any]) -> str | None:
+def _support_not_cited(claim: Claim, evidence: Sequence[Fact]) -> str | None:
     """A relation claim the documents state directly, but none of the sources its sentence cites: the fact
     checks out while the citation points elsewhere (the default question cites the superseded 2023 policy
     for the 2025 limit). Returns the note for its explanation, quoting what the cited sources state."""
@@ -172,7 +177,8 @@ def _support_not_cited(claim: Any, evidence: Sequence[Any]) -> str | None:
         return f"{NOT_CITED} {docs or 'the source'}, which states it: it cites no source (CF x {UNCITED_CF})"
     if not claim.cited or not support or any(f.provenance.doc_id in claim.cited for f in support):
         return None
-    docs = ", ".join(dict.fromkeys(f.provenance.doc_id for f in support))
+    # the evidence's facts are the documents': each has a doc id (a fact with none would raise TypeError here)
+    docs = ", ".join(dict.fromkeys(cast(str, f.provenance.doc_id) for f in support))
     note = f"{NOT_CITED} {docs}, which states it: it cites {', '.join(claim.cited)}"
     instead = [f for f in evidence if f.relation == fact.relation and f.provenance.doc_id in claim.cited]
     if instead:
@@ -184,15 +190,15 @@ def _has_cjk(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-def relation_reports(verification: Any, evidence: Sequence[Any], passages: Sequence[Any],
-                     values: Sequence[EvidenceValue] = (), rulebase: Any = None) -> list[ClaimReport]:
+def relation_reports(verification: Verification, evidence: Sequence[Fact], passages: Sequence[PassageLike],
+                     values: Sequence[EvidenceValue] = (), rulebase: RuleBase | None = None) -> list[ClaimReport]:
     """ClaimReports from the verifier's ClaimVerdicts; failing claims carry what the documents state
     for the same relation (the feedback quotes it). ``rulebase``: the relations' names, which a value
     match must find beside the value (_value_fallback)."""
     reports = []
     for cv in verification.claims:
         claim = cv.claim
-        verdict, cf, explanation = cv.verdict, float(cv.cf), cv.explanation
+        verdict, cf, explanation = cast(Verdict, cv.verdict), float(cv.cf), cv.explanation   # one of VERDICTS
         if verdict == "unsupported":
             fallback = _value_fallback(claim, values, rulebase)
             if fallback is not None:
@@ -233,7 +239,7 @@ def relation_reports(verification: Any, evidence: Sequence[Any], passages: Seque
     return reports
 
 
-def _involves_answer(violation: Any) -> bool:
+def _involves_answer(violation: object) -> bool:
     claim_ids = getattr(violation, "claim_ids", None)
     if claim_ids is not None:
         return bool(claim_ids)
@@ -241,7 +247,7 @@ def _involves_answer(violation: Any) -> bool:
     return facts is None or any(getattr(f.provenance, "source", None) == "answer" for f in facts)
 
 
-def violations_of(verification: Any) -> list[Violation]:
+def violations_of(verification: Verification) -> list[Violation]:
     """Violations that involve a claim of the answer: the verifier attributes them to claims
     (``claim_ids``, which also covers facts derived from a claim); a violation resting on evidence
     alone is about the documents, not the answer."""

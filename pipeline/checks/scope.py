@@ -3,10 +3,11 @@ condition they are stated under, the relations it names, and whether it says any
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.checks.grounding import is_bare, values_match
 from pipeline.lang import alternation
+from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import asking_clause
 from pipeline.question.codes import asked_codes, names_other_codes
 from pipeline.question.focus import QuestionFocus, sole_entities
@@ -16,6 +17,7 @@ from pipeline.text.script import is_chinese
 from pipeline.text.sentences import clause_around, sentences
 from pipeline.text.terms import content_terms
 from pipeline.text.values import EvidenceValue, ValueMention, find_values
+from symbolic import Claim, RuleBase
 
 
 def repeats_itself(text: str) -> bool:
@@ -32,7 +34,7 @@ def repeats_itself(text: str) -> bool:
     return False
 
 
-def relation_terms(rulebase: Any, relation: str, *, chinese: bool = False) -> set[str]:
+def relation_terms(rulebase: RuleBase, relation: str, *, chinese: bool = False) -> set[str]:
     """The content terms of a relation's names (identifier, label, aliases) in one language: Chinese names
     for ``chinese``, the others otherwise (empty when the rule files give it none in that language)."""
     sig = rulebase.relations.get(relation)
@@ -42,7 +44,7 @@ def relation_terms(rulebase: Any, relation: str, *, chinese: bool = False) -> se
 
 
 def about_another(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
-                   rulebase: Any | None) -> str | None:
+                   rulebase: RuleBase | None) -> str | None:
     """Why a value answers about another entity: every source stating it is about one of the asked entity's
     type that the question does not ask about (its row, section or document title names that one and none
     asked), as a Chinese "every 2,000 operating hours" from the AX-200 manual for a question about the LX-500. A
@@ -64,7 +66,7 @@ def _about_another_code(focus: QuestionFocus, mentions: Sequence[ValueMention],
 
 
 def _about_another_entity(focus: QuestionFocus, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
-                          rulebase: Any | None) -> str | None:
+                          rulebase: RuleBase | None) -> str | None:
     if rulebase is None or not focus.entities:
         return None
     asked = {(e.type, e.entity_id) for e in focus.entities}
@@ -80,8 +82,8 @@ def _about_another_entity(focus: QuestionFocus, mentions: Sequence[ValueMention]
     return None
 
 
-def about_no_one_asked(focus: QuestionFocus, text: str, claims: Sequence[Any], mentions: Sequence[ValueMention],
-                       evidence: Sequence[EvidenceValue], rulebase: Any | None) -> str | None:
+def about_no_one_asked(focus: QuestionFocus, text: str, claims: Sequence[Claim], mentions: Sequence[ValueMention],
+                       evidence: Sequence[EvidenceValue], rulebase: RuleBase | None) -> str | None:
     """Why a worded answer is about none of the asked entities: it names none, no claim of it is about one, and
     every source stating its values names none in its sentence, row, section or document title ("The context
     states that a 20-character password must contain characters from 3 of 4 classes" to "... acceptable for a
@@ -195,7 +197,7 @@ def asked_attribute(focus: QuestionFocus) -> set[str]:
     return {t for t in content_terms(m.group(1)) if t not in named}
 
 
-def about_another_subject(text: str, proof: Any, rulebase: Any | None) -> str | None:
+def about_another_subject(text: str, proof: ProvenAnswer, rulebase: RuleBase | None) -> str | None:
     """The proved value said of another entity than the proof's ("the XR-40 has a 1.1 kW power rating" where
     the LC-220 is the instrument asked about, and its rating 1.1 kW): the right figure, the wrong thing."""
     if rulebase is None:

@@ -13,9 +13,10 @@ from pydantic import ValidationError
 
 from pipeline.evaluation.dataset import Dataset, DatasetError, ExtractionItem
 from pipeline.evaluation.metrics import by_field
+from symbolic import RuleBase
 from symbolic.facts import Claim
 from symbolic.model import VALUE_TYPES
-from symbolic.values import NUMBER_RE, format_value, parse_value
+from symbolic.values import NUMBER_RE, Value, format_value, parse_value
 
 # read(question, answer) -> claim dicts {"relation", "args" (all but the last), "value", "extractor", "start", "end"}
 Reader = Callable[[str, str], list[dict]]
@@ -25,7 +26,7 @@ _COMPOUND = re.compile(r"(\d)-(?=[A-Za-z])")     # "24-month", "52-hour"
 
 # ---- values ------------------------------------------------------------------------------------------
 
-def read_value(text: str, ptype: str | None = None) -> Any:
+def read_value(text: str, ptype: str | None = None) -> Value:
     """A value written as text, normalised. English compounds read as their value ("a 24-month warranty");
     a ``number`` may keep its counted noun ("16 characters", "33 Euro pallets"), as answers write it and
     the rule language has no unit for it."""
@@ -40,20 +41,20 @@ def read_value(text: str, ptype: str | None = None) -> Any:
     return parse_value(m.group(1))
 
 
-def open_types(rb: Any) -> set[str]:
+def open_types(rb: RuleBase) -> set[str]:
     """Entity types with no declared entity: their names are free text, never an id to compare."""
     with_entities = {e.type for e in rb.entities.values()}
     return {t for t in rb.types if t not in with_entities}
 
 
-def unscored_relations(rb: Any) -> set[str]:
+def unscored_relations(rb: RuleBase) -> set[str]:
     """Relations no label can pin down: an argument of an open type (the holdout's ``case``) or of type
     ``text``. Their claims are recorded but neither right nor wrong."""
     free = open_types(rb) | {"text"}
     return {name for name, sig in rb.relations.items() if any(p.type in free for p in sig.params)}
 
 
-def _key_part(v: Any, ptype: str | None) -> Any:
+def _key_part(v: object, ptype: str | None) -> object:
     """A hashable, normalised argument: values compare after parse_value (EUR 180 == 180 euros == 180欧元),
     entity ids as strings (case-insensitive)."""
     if isinstance(v, bool):
@@ -70,7 +71,7 @@ def _key_part(v: Any, ptype: str | None) -> Any:
     return v   # a symbolic value: Quantity, Money, Percentage, Date (equal after normalisation)
 
 
-def fact_key(relation: str, args: list, value: Any, rb: Any = None) -> tuple:
+def fact_key(relation: str, args: list, value: object, rb: RuleBase | None = None) -> tuple:
     """What a claim and a label are compared by: relation, subject arguments and value, normalised."""
     sig = rb.relations.get(relation) if rb is not None else None
     types = [p.type for p in sig.params] if sig is not None and len(sig.params) == len(args) + 1 else None
@@ -78,13 +79,13 @@ def fact_key(relation: str, args: list, value: Any, rb: Any = None) -> tuple:
     return (relation, tuple(parts), _key_part(value, types[-1] if types else None))
 
 
-def _show(v: Any) -> Any:
+def _show(v: object) -> str:
     return v if isinstance(v, str) else format_value(v)
 
 
 # ---- the labelled sets -------------------------------------------------------------------------------
 
-def label_problems(item: ExtractionItem, rb: Any) -> list[str]:
+def label_problems(item: ExtractionItem, rb: RuleBase) -> list[str]:
     """Everything that makes a label unusable against rule base ``rb``: an undeclared or unscorable
     relation, a wrong arity, an argument that is no entity of its parameter's type, an unreadable value,
     a span the answer does not contain, the same fact twice."""
@@ -136,7 +137,7 @@ def label_problems(item: ExtractionItem, rb: Any) -> list[str]:
     return problems
 
 
-def load_extraction_set(path: str | Path, rb: Any) -> Dataset:
+def load_extraction_set(path: str | Path, rb: RuleBase) -> Dataset:
     """Read and check every line against the rule base; the first bad line raises a DatasetError naming it."""
     path = Path(path)
     if not path.is_file():

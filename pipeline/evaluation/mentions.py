@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from symbolic.numerals import EN_NUMBER_WORDS, parse_number_word, parse_zh_numeral
-from symbolic.values import (DATE_RE, TIME_DIMENSIONS, VALUE_REGEX, Date, Duration, Money, Percentage, Quantity,
+from symbolic.values import (DATE_RE, TIME_DIMENSIONS, VALUE_REGEX, Date, Duration, Money, Percentage, Quantity, Value,
                              month_number, parse_value)
 
 # This module only decides *where* values are in free text (answers, contexts, gold objects) and what a
@@ -50,7 +50,7 @@ class ValueMention:
     value: Any = None  # the symbolic.values reading (None for a clock time or a partial date)
 
 
-def key_of(value: Any) -> tuple[str, tuple]:
+def key_of(value: Value) -> tuple[str, tuple]:
     """(kind, key) of a symbolic value. Durations keep hours and minutes apart from days (a loose match
     compares amounts: "48 hours" states 48); weeks count in days, years in months."""
     if isinstance(value, Money):
@@ -117,7 +117,7 @@ def find_values(text: str) -> list[ValueMention]:
     def free(a: int, b: int) -> bool:
         return not any(taken[a:b])
 
-    def take(a: int, b: int, kind: str, key: tuple, value: Any = None) -> None:
+    def take(a: int, b: int, kind: str, key: tuple, value: Value | None = None) -> None:
         for i in range(a, b):
             taken[i] = True
         out.append(ValueMention(text[a:b], a, b, kind, key, value))

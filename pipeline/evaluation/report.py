@@ -6,7 +6,7 @@ import html
 import io
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import matplotlib
 
@@ -75,7 +75,7 @@ def _confusion_plot(c: dict) -> str:
     return _png(fig)
 
 
-def _table(rows: Sequence[Sequence[Any]], header: list[str]) -> str:
+def _table(rows: Sequence[Sequence[object]], header: list[str]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{_fmt(x)}</td>" for x in r) + "</tr>" for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from pipeline.defaults import DEFAULT_TOP_K
 from pipeline.evaluation.scoring import FactReader
+from pipeline.seams import Generator
 
 
 @dataclass
@@ -34,7 +35,7 @@ class TokenizerOnlyModel:
         self.tokenizer = Tokenizer.from_model_path(path, self.model_config.eos_token_ids)
         self.max_model_len = min(self.model_config.max_position_embeddings, MAX_DEFAULT_MODEL_LEN)
 
-    def chat(self, *_: Any, **__: Any) -> Any:
+    def chat(self, *_: object, **__: object) -> NoReturn:
         raise RuntimeError("a context-recall run never generates")
 
     stream = chat
@@ -42,7 +43,8 @@ class TokenizerOnlyModel:
 
 def build_system(kb_dir: str | Path, rules_dir: str | Path, model: str | None, *, index_dir: str | Path | None,
                  seed: int | None, max_tokens: int = 256, max_attempts: int = 3, top_k: int = DEFAULT_TOP_K,
-                 generate: bool = True, quantization: str | None = "auto", generator: Any = None) -> SystemSetup:
+                 generate: bool = True, quantization: str | None = "auto",
+                 generator: Generator | None = None) -> SystemSetup:
     """One Answerer with the regenerate policy; every question is asked once and both the first
     attempt (plain RAG) and the final answer are scored from that one result. ``generate=False`` loads
     only the tokenizer (context-recall runs). ``generator``: a model already at hand (a remote one)."""

@@ -5,11 +5,12 @@ to know which entity it asks about, and the words around the value seldom match 
 "| Positioning accuracy | ±10 mm |" ranks below the warranty policy the question is also about)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Callable, Sequence
 
 from pipeline.evidence.kb_facts import KBFacts
+from pipeline.seams import PassageLike, RetrieverLike
 from pipeline.text.values import find_values
-from symbolic.values import Quantity
+from symbolic.values import Quantity, Value
 
 # Values of the question bridged; passages searched per value.
 MAX_VALUES = 3
@@ -22,39 +23,40 @@ MAX_DOCS = 3
 BRIDGE_KINDS = frozenset({"quantity"})
 
 
-def stated_values(question: str) -> list[Any]:
+def stated_values(question: str) -> list[Value]:
     """The distinct values the question states, of the kinds that describe a thing, in order."""
-    out: list[Any] = []
+    out: list[Value] = []
     for value, kind, _s, _e in find_values(question):
         if kind in BRIDGE_KINDS and value not in out:
             out.append(value)
     return out[:MAX_VALUES]
 
 
-def documents_stating(value: Any, kb: KBFacts) -> list[str]:
+def documents_stating(value: Value, kb: KBFacts) -> list[str]:
     """The documents of the knowledge base with a passage stating ``value`` (equal after normalisation)."""
     if isinstance(value, Quantity):
         return kb.documents_by_quantity.get(value.key(), [])
     return list(dict.fromkeys(v.doc_id for v in kb.values if v.value == value))
 
 
-def passage_key(p: Any) -> tuple:
+def passage_key(p: PassageLike) -> tuple:
     """One passage, whatever object carries it: its document and span."""
     return (p.doc_id, p.start, p.end)
 
 
-def _states(passage: Any, value: Any) -> bool:
+def _states(passage: PassageLike, value: Value) -> bool:
     return any(v == value for v, *_ in find_values(passage.text))
 
 
-def bridge_passages(question: str, retriever: Any, kb: KBFacts | None,
-                    rank: Any = lambda p: -float(getattr(p, "score", 0.0))) -> list[Any]:
+def bridge_passages(question: str, retriever: RetrieverLike, kb: KBFacts | None,
+                    rank: Callable[[PassageLike], float] = lambda p: -float(getattr(p, "score", 0.0))
+                    ) -> list[PassageLike]:
     """Per value the question states (and few documents do), the best passage stating it among the
     question's hits within those documents; none when the KB's values are unknown (no KB reading) or the
     retriever cannot search within documents."""
     if kb is None:
         return []
-    out: list[Any] = []
+    out: list[PassageLike] = []
     for value in stated_values(question):
         docs = documents_stating(value, kb)
         if not docs or len(docs) > MAX_DOCS:
@@ -71,9 +73,10 @@ def bridge_passages(question: str, retriever: Any, kb: KBFacts | None,
     return out
 
 
-def place_after(head: Sequence[Any], inserted: Sequence[Any], rest: Sequence[Any]) -> list[Any]:
+def place_after(head: Sequence[PassageLike], inserted: Sequence[PassageLike],
+                rest: Sequence[PassageLike]) -> list[PassageLike]:
     """``head``, then ``inserted``, then ``rest`` without any passage already placed (same span)."""
-    out: list[Any] = []
+    out: list[PassageLike] = []
     seen: set[tuple] = set()
     for p in (*head, *inserted, *rest):
         key = passage_key(p)

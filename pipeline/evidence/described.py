@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from pipeline.evidence.bridges import BRIDGE_KINDS
 from pipeline.lang import Lexicon, phrase, words
@@ -17,11 +17,12 @@ from pipeline.text.entities import EntityMention
 from pipeline.text.sentences import blanked
 from pipeline.text.terms import content_terms
 from pipeline.text.values import find_values
-from symbolic.model import VALUE_TYPES
+from symbolic import Fact, RuleBase
+from symbolic.model import VALUE_TYPES, EntityType, RelationSig
 from symbolic.patterns import name_regex
 
 
-def described_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]) -> list[EntityMention]:
+def described_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact]) -> list[EntityMention]:
     """For each measured quantity the question states outside its names, the entity of a type the question
     names none of that the facts (two-place, entity then value) alone give that value; the mention spans the
     value ("500 kg")."""
@@ -52,7 +53,7 @@ def described_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
     return out
 
 
-def _names_type(question: str, etype: Any) -> bool:
+def _names_type(question: str, etype: EntityType | None) -> bool:
     """Whether ``question`` says the entity type's name ("instrument", in Chinese too)."""
     if etype is None:
         return False
@@ -63,7 +64,7 @@ def _names_type(question: str, etype: Any) -> bool:
 _NOUN_AFTER = re.compile(r"\s*([A-Za-z][A-Za-z-]*|[\u4e00-\u9fff]{1,4})")
 
 
-def _counts_relation(question: str, end: int, sig: Any) -> bool:
+def _counts_relation(question: str, end: int, sig: RelationSig | None) -> bool:
     """Whether the word after a bare count says what the count measures: "the bus model that has 52 seats"
     counts the seats that ``sig`` ("seats", a Chinese "number of seats") relates a vehicle to, a property; "3
     items returned late" counts the asker's items."""
@@ -74,7 +75,7 @@ def _counts_relation(question: str, end: int, sig: Any) -> bool:
     return bool(word) and any(word & content_terms(name) for name in relation_names(sig))
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     try:
         return bool(a == b)
     except TypeError:   # values of kinds that do not compare
@@ -89,13 +90,13 @@ _GAP = re.compile(rf"^(?:\s*(?:{_POSSESSIVE_EN})?\s*(?:[A-Z][\w-]*\s+){{0,2}}?"
                   rf"|[\u4e00-\u9fff]{{0,3}}?{phrase('evidence.possessive', 'zh')}?)$")
 
 
-def same_type_pairs(rulebase: Any) -> list[Any]:
+def same_type_pairs(rulebase: RuleBase) -> list[RelationSig]:
     """The two-place relations between two entities of one type (who reports to whom)."""
     return [sig for sig in rulebase.relations.values()
             if sig.arity == 2 and sig.params[0].type == sig.params[1].type and sig.params[0].type not in VALUE_TYPES]
 
 
-def related_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any]
+def related_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact]
                      ) -> tuple[list[EntityMention], list[EntityMention]]:
     """(the entities the question names through a relation from a named one, the mentions that stand for
     them). A mention followed by the name of a relation between two entities of its own type ("the person
@@ -135,10 +136,10 @@ _POSSESSED = re.compile(rf"^(?:{_POSSESSIVE_EN})\s+([a-z]+)\b")
 _NEXT_WORD = re.compile(r"\s+([a-z]+)\b")
 
 
-_KNOWN: "weakref.WeakKeyDictionary[Any, tuple[frozenset[str], frozenset[str]]]" = weakref.WeakKeyDictionary()
+_KNOWN: "weakref.WeakKeyDictionary[RuleBase, tuple[frozenset[str], frozenset[str]]]" = weakref.WeakKeyDictionary()
 
 
-def _known_words(rulebase: Any) -> tuple[frozenset[str], frozenset[str]]:
+def _known_words(rulebase: RuleBase) -> tuple[frozenset[str], frozenset[str]]:
     """(the words of every relation's and entity type's names, every entity name lower-cased), once per rule base."""
     found = _KNOWN.get(rulebase)
     if found is None:
@@ -150,7 +151,7 @@ def _known_words(rulebase: Any) -> tuple[frozenset[str], frozenset[str]]:
     return found
 
 
-def _possessed(after: str, rulebase: Any) -> re.Match | None:
+def _possessed(after: str, rulebase: RuleBase) -> re.Match | None:
     """"'s manager" after a name: a noun the mention owns that is no word of a relation's or entity type's
     name, nor an entity's name ("'s approval limit", "'s grade" are), so it stands for another entity of the
     mention's type, the one a relation between two entities of that type gives (English only)."""
@@ -178,7 +179,7 @@ def _possessed(after: str, rulebase: Any) -> re.Match | None:
 LINKED_MIN_SCORE = 0.6
 
 
-def linked_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
+def linked_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact],
                     entities: Sequence[EntityMention]) -> list[EntityMention]:
     """Arguments a rule author's link gives through a named entity: with `link person_location ->
     hv_training_validity`, a Chinese "Sun Peng … how long is his high-voltage work training valid?" asks the
@@ -205,7 +206,7 @@ def linked_entities(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     return out
 
 
-def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
+def with_described(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact],
                    implied: Mapping[tuple[str, int], str] | None = None) -> QuestionFocus:
     """``focus`` parsed again with the entities the question describes and the ``implied`` arguments
     (pipeline.evidence.kb_facts.implied_arguments), or as it is when there are none."""
@@ -224,7 +225,7 @@ def with_described(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     return out
 
 
-def asked_hop(focus: QuestionFocus, rulebase: Any) -> list[Goal]:
+def asked_hop(focus: QuestionFocus, rulebase: RuleBase) -> list[Goal]:
     """"Who is Sun Peng's manager?": a question asking who, naming no relation, whose one named entity owns a noun
     for the person one reports to (_SUPERIOR), asks the one relation between two entities of that entity's type:
     reports_to(sun_peng, ?). None where the type has two such relations."""

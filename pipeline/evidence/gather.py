@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.evidence.bridges import bridge_passages, passage_key, place_after
 from pipeline.evidence.described import with_described
@@ -22,11 +22,13 @@ from pipeline.question.focus import QuestionFocus, entity_label, parse_question,
 from pipeline.question.naming import relation_score
 from pipeline.question.relation_namer import RelationNamer
 from pipeline.readers.premises import PremiseCorrection, asked_beyond, disproved_premises
+from pipeline.seams import PassageLike, RetrieverLike
 from pipeline.text.entities import find_entities
 from pipeline.text.periods import around, counted_per_other_period
 from pipeline.text.script import is_chinese
 from pipeline.text.terms import content_terms
 from pipeline.text.values import EvidenceValue, find_values
+from symbolic import Fact, RuleBase
 
 # Passages per follow-up query, and the most follow-up queries per question.
 FOLLOWUP_TOP_K = 3
@@ -39,12 +41,12 @@ LINK_TOP_K = 1
 class QuestionContext:
     question: str
     focus: QuestionFocus
-    candidates: list[Any]                 # passages the prompt is packed from, best first
-    quarantined: list[Any] = field(default_factory=list)   # never prompt text, never evidence
+    candidates: list[PassageLike]         # passages the prompt is packed from, best first
+    quarantined: list[PassageLike] = field(default_factory=list)   # never prompt text, never evidence
     followups: list[str] = field(default_factory=list)     # the multi-hop queries issued
     kb: KBFacts | None = None
     proof: ProvenAnswer | None = None
-    proof_passages: list[Any] = field(default_factory=list)  # the chunks stating the proof's facts
+    proof_passages: list[PassageLike] = field(default_factory=list)  # the chunks stating the proof's facts
     corrections: list[PremiseCorrection] = field(default_factory=list)   # premises of the question disproved
     breaches: list[LimitBreach] = field(default_factory=list)   # the question's values past a proved limit
     timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
@@ -55,14 +57,14 @@ class QuestionContext:
         return self.proof is not None or bool(self.corrections) or bool(self.breaches)
 
     @property
-    def check_passages(self) -> list[Any]:
+    def check_passages(self) -> list[PassageLike]:
         """The chunks stating what the premise corrections and the limit breaches prove (and the limits that
         cover a breached amount)."""
         return [p for c in self.corrections for p in c.passages] + \
             [p for b in self.breaches for p in [*b.passages, *b.cover_passages]]
 
 
-def _search(retriever: Any, query: str, top_k: int) -> tuple[list[Any], list[Any]]:
+def _search(retriever: RetrieverLike, query: str, top_k: int) -> tuple[list[PassageLike], list[PassageLike]]:
     try:
         hits = list(retriever.search(query, top_k=top_k, include_quarantined=True))
     except TypeError:      # a retriever without quarantine support
@@ -70,13 +72,13 @@ def _search(retriever: Any, query: str, top_k: int) -> tuple[list[Any], list[Any
     return [p for p in hits if not getattr(p, "quarantine", None)], [p for p in hits if getattr(p, "quarantine", None)]
 
 
-def _rank(p: Any) -> float:
+def _rank(p: PassageLike) -> float:
     """Best first; a superseded document's passage weighs half, so the current one leads the prompt
     (the superseded one still comes, after it, while the budget lasts)."""
     return -float(getattr(p, "score", 0.0)) * (0.5 if getattr(p, "superseded", False) else 1.0)
 
 
-def translated_query(focus: QuestionFocus, rulebase: Any) -> str | None:
+def translated_query(focus: QuestionFocus, rulebase: RuleBase) -> str | None:
     """The question's rule-base names in the other language: the entities and relations a Chinese question
     names, by their English labels (and an English question's by their Chinese aliases). The rule files'
     bilingual vocabulary bridges what an English-only embedder and character bigrams cannot: a Chinese
@@ -112,7 +114,7 @@ def bridge_entities(focus: QuestionFocus, kb: KBFacts | None) -> list[str]:
     return out[:2]
 
 
-def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any | None,
+def followup_queries(focus: QuestionFocus, first: Sequence[PassageLike], rulebase: RuleBase | None,
                      kb: KBFacts | None = None) -> list[str]:
     """Second-round queries from what the first round found: the premises of the goal rules that would
     prove the question's relation (a city's tier, then the tier's limit), and the question asked again
@@ -146,8 +148,8 @@ def followup_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any |
     return list(dict.fromkeys(out))[:MAX_FOLLOWUPS]
 
 
-def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_cache: FactSource | None, *,
-           multi_hop: bool = True, symbolic: bool = True, namer: RelationNamer | None = None) -> QuestionContext:
+def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBase | None, kb_cache: FactSource | None,
+           *, multi_hop: bool = True, symbolic: bool = True, namer: RelationNamer | None = None) -> QuestionContext:
     """Retrieval rounds, quarantine, focus, the proof and the question's disproved premises for one
     question (no generation). ``namer``: names the relation a question means where its words name none."""
     t0 = time.perf_counter()
@@ -201,7 +203,7 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     return ctx
 
 
-def facts_focus(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
+def facts_focus(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact],
                 implied: dict[tuple[str, int], str]) -> QuestionFocus:
     """The question's focus as the facts show it: "the robot that can carry 500 kg" is the LX-500 once a fact
     says so (its goals, the claims read from its answer and its proof are about that entity), an argument the
@@ -209,14 +211,14 @@ def facts_focus(focus: QuestionFocus, rulebase: Any, facts: Sequence[Any],
     checking goal ("may approve") tests against."""
     out = with_derived_goals(
         with_checked_limits(with_described(focus, rulebase, [*rulebase.facts, *facts], implied), rulebase), rulebase)
-    documented: dict[str, list[Any]] = {}
+    documented: dict[str, list[tuple]] = {}
     for f in [*rulebase.facts, *facts]:
         if f.args:
             documented.setdefault(f.relation, []).append(tuple(f.args))
     return replace(out, documented={r: tuple(vs) for r, vs in documented.items()})
 
 
-def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, passages: Sequence[Any]) -> bool:
+def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, passages: Sequence[PassageLike]) -> bool:
     """Whether the documents state a looked-up value per another period than the question asks ("85 yuan an
     hour" to "how much does one get a week", in Chinese): the value is then an input of what is asked, not its
     answer. A computed proof counts in its rule's terms, not its inputs'."""
@@ -224,11 +226,11 @@ def _counted_otherwise(question: str, proof: ProvenAnswer, kb: KBFacts | None, p
                                            for p, s, e in value_places(proof, passages, kb))
 
 
-def _second_round(retriever: Any, queries: Sequence[str], top_k: int, ctx: QuestionContext,
-                  skip: Sequence[Any] = ()) -> list[Any]:
+def _second_round(retriever: RetrieverLike, queries: Sequence[str], top_k: int, ctx: QuestionContext,
+                  skip: Sequence[PassageLike] = ()) -> list[PassageLike]:
     """The unquarantined hits of ``queries`` (``top_k`` each besides those in ``skip``, first seen first);
     quarantined ones join ``ctx.quarantined``."""
-    out: list[Any] = []
+    out: list[PassageLike] = []
     seen = {passage_key(p) for p in skip}
     bad_seen = {passage_key(b) for b in ctx.quarantined}
     for q in queries:
@@ -242,7 +244,8 @@ def _second_round(retriever: Any, queries: Sequence[str], top_k: int, ctx: Quest
     return out
 
 
-def evidence_for(passages: Sequence[Any], rulebase: Any, kb: KBFacts | None) -> tuple[list[Any], list[EvidenceValue]]:
+def evidence_for(passages: Sequence[PassageLike], rulebase: RuleBase,
+                 kb: KBFacts | None) -> tuple[list[Fact], list[EvidenceValue]]:
     """Facts and values the authoritative, unquarantined ``passages`` state, plus every fact of the KB
     (a premise in an unretrieved document still counts); values come from the passages only, since a
     value is checked against what the answer cites."""
@@ -253,7 +256,7 @@ def evidence_for(passages: Sequence[Any], rulebase: Any, kb: KBFacts | None) -> 
     return facts, values
 
 
-def _stating_value(proof: ProvenAnswer, candidates: Sequence[Any], rulebase: Any) -> list[Any]:
+def _stating_value(proof: ProvenAnswer, candidates: Sequence[PassageLike], rulebase: RuleBase) -> list[PassageLike]:
     """Retrieved passages stating the proof's value about the asked entity (named by the passage, its
     document's title or its section)."""
     asked = set(proof.goal.args)
@@ -266,13 +269,13 @@ def _stating_value(proof: ProvenAnswer, candidates: Sequence[Any], rulebase: Any
     return out
 
 
-def proof_passages(proof: ProvenAnswer, candidates: Sequence[Any], kb: KBFacts | None,
-                   rulebase: Any | None = None, question: str = "") -> list[Any]:
+def proof_passages(proof: ProvenAnswer, candidates: Sequence[PassageLike], kb: KBFacts | None,
+                   rulebase: RuleBase | None = None, question: str = "") -> list[PassageLike]:
     """The passages stating the proof's document facts: a retrieved one where it holds the fact's span,
     else the KB chunk it was read from. A proof resting on the rule base's own facts, or only on
     documents in the other language than the question, also cites a retrieved passage in the question's
     language that states its value about the asked entity: an English question gets an English source."""
-    out: list[Any] = []
+    out: list[PassageLike] = []
     chinese = is_chinese(question)
     if rulebase is not None and not any(is_chinese(getattr(p, "text", "")) == chinese
                                         for p in _document_passages(proof, candidates, kb)):
@@ -285,8 +288,8 @@ def proof_passages(proof: ProvenAnswer, candidates: Sequence[Any], kb: KBFacts |
     return out
 
 
-def _document_passages(proof: ProvenAnswer, candidates: Sequence[Any], kb: KBFacts | None) -> list[Any]:
-    out: list[Any] = []
+def _document_passages(proof: ProvenAnswer, candidates: Sequence[PassageLike], kb: KBFacts | None) -> list[PassageLike]:
+    out: list[PassageLike] = []
     for f in proof.documents:
         prov = f.provenance
         hit = next((p for p in candidates if p.doc_id == prov.doc_id and p.start <= (prov.start or 0)

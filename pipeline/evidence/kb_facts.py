@@ -6,12 +6,14 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Protocol, Sequence, Sized, TypeVar, cast
 
 from pipeline.evidence.passage_facts import extract_evidence
 from pipeline.lang import words
 from pipeline.proof.proving import current_evidence
+from pipeline.seams import PassageLike
 from pipeline.text.values import EvidenceValue
+from symbolic import Fact, RuleBase
 from symbolic.model import VALUE_TYPES
 from symbolic.values import Quantity
 
@@ -23,24 +25,27 @@ log = logging.getLogger(__name__)
 NON_AUTHORITATIVE = frozenset(words("evidence.non_authoritative"))
 
 
-def authoritative(passage: Any) -> bool:
+def authoritative(passage: PassageLike) -> bool:
     authority = getattr(passage, "authority", None)
     return not authority or str(authority).strip().lower() not in NON_AUTHORITATIVE
 
 
-def evidence_passages(passages: Iterable[Any]) -> list[Any]:
+_P = TypeVar("_P", bound=PassageLike)
+
+
+def evidence_passages(passages: Iterable[_P]) -> list[_P]:
     """The passages whose statements count as evidence: authoritative and not quarantined."""
     return [p for p in passages if authoritative(p) and not getattr(p, "quarantine", None)]
 
 
 @dataclass
 class KBFacts:
-    facts: list[Any] = field(default_factory=list)            # symbolic Facts with document provenance
+    facts: list[Fact] = field(default_factory=list)           # symbolic Facts with document provenance
     values: list[EvidenceValue] = field(default_factory=list)
-    passage_of: dict[int, Any] = field(default_factory=dict)  # id(fact) -> the chunk passage stating it
+    passage_of: dict[int, PassageLike] = field(default_factory=dict)  # id(fact) -> the chunk passage stating it
     implied: dict[tuple[str, int], str] = field(default_factory=dict)   # implied_arguments of the facts
 
-    def passage_for(self, fact: Any) -> Any | None:
+    def passage_for(self, fact: Fact) -> PassageLike | None:
         return self.passage_of.get(id(fact))
 
     @cached_property
@@ -56,7 +61,7 @@ class KBFacts:
         return index
 
 
-def implied_arguments(rulebase: Any, kb_facts: Sequence[Any]) -> dict[tuple[str, int], str]:
+def implied_arguments(rulebase: RuleBase, kb_facts: Sequence[Fact]) -> dict[tuple[str, int], str]:
     """(relation, argument position) -> the one entity every fact of the relation has there: where the
     documents state a threshold for one site only, a question about it need not name the site. ``kb_facts``
     must be the whole knowledge base's (a superseded document's left out where a current one says the same):
@@ -76,7 +81,7 @@ def implied_arguments(rulebase: Any, kb_facts: Sequence[Any]) -> dict[tuple[str,
 class FactSource(Protocol):
     """Where the whole KB's facts under a rule base come from: the cache, or a scope of it."""
 
-    def get(self, retriever: Any, rulebase: Any) -> KBFacts | None: ...
+    def get(self, retriever: object, rulebase: RuleBase) -> KBFacts | None: ...
 
 
 class KBFactCache:
@@ -89,9 +94,9 @@ class KBFactCache:
         self._facts: KBFacts | None = None
         self._lock = threading.Lock()
 
-    def get(self, retriever: Any, rulebase: Any) -> KBFacts | None:
+    def get(self, retriever: object, rulebase: RuleBase) -> KBFacts | None:
         passages_of = getattr(retriever, "passages", None)
-        if passages_of is None or (hasattr(retriever, "__len__") and len(retriever) > self.max_chunks):
+        if passages_of is None or (hasattr(retriever, "__len__") and len(cast(Sized, retriever)) > self.max_chunks):
             return None
         key = (getattr(retriever, "version", id(retriever)), id(rulebase))
         with self._lock:
@@ -101,7 +106,7 @@ class KBFactCache:
             return self._facts
 
     @staticmethod
-    def _read(passages: list[Any], rulebase: Any) -> KBFacts:
+    def _read(passages: Sequence[PassageLike], rulebase: RuleBase) -> KBFacts:
         out = KBFacts()
         for p in passages:
             facts, values = extract_evidence([p], rulebase)

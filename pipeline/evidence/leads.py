@@ -3,14 +3,17 @@ about an entity it names), read by the rule base's patterns or plainly stated (t
 its kind, the entity); the rest keep the retrieval rounds' order."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.evidence.links import asked_relations
 from pipeline.question.focus import QuestionFocus
 from pipeline.question.naming import relation_names
+from pipeline.seams import PassageLike
 from pipeline.text.entities import find_entities
 from pipeline.text.terms import content_terms
 from pipeline.text.values import find_values
+from symbolic import RuleBase
+from symbolic.model import Param
 from symbolic.units import canonical_currency
 from symbolic.values import Money, Quantity, value_type
 
@@ -18,7 +21,7 @@ from symbolic.values import Money, Quantity, value_type
 _VALUE_TYPES = frozenset({"duration", "quantity", "number", "money", "percent", "date"})
 
 
-def states_asked_fact(passage: Any, focus: QuestionFocus, asked: set[str], rulebase: Any) -> bool:
+def states_asked_fact(passage: PassageLike, focus: QuestionFocus, asked: set[str], rulebase: RuleBase) -> bool:
     """The patterns read from ``passage`` a fact of an ``asked`` relation whose entity arguments are ones
     the question names (an argument of a type the question names no entity of may be any)."""
     named = focus.entity_ids
@@ -33,7 +36,7 @@ def states_asked_fact(passage: Any, focus: QuestionFocus, asked: set[str], ruleb
     return False
 
 
-def names_asked_fact(passage: Any, focus: QuestionFocus, asked: set[str], rulebase: Any) -> bool:
+def names_asked_fact(passage: PassageLike, focus: QuestionFocus, asked: set[str], rulebase: RuleBase) -> bool:
     """A fact no pattern reads but the passage plainly states: it uses every word of one of an asked
     relation's names, states a value of that relation's kind (in its unit or currency), and names in its
     text, title or section an entity the question names. Patterns are written for some phrasings; a
@@ -54,7 +57,7 @@ def names_asked_fact(passage: Any, focus: QuestionFocus, asked: set[str], ruleba
     return bool(focus.entity_ids & {e.entity_id for e in find_entities(about, rulebase)})
 
 
-def _of_kind(value: Any, param: Any) -> bool:
+def _of_kind(value: object, param: Param) -> bool:
     """``value`` can be the value of a relation whose last parameter is ``param``: its type, and its
     currency or unit dimension where the parameter declares a unit."""
     kind = value_type(value)
@@ -67,7 +70,7 @@ def _of_kind(value: Any, param: Any) -> bool:
     return True
 
 
-def lead_first(focus: QuestionFocus, passages: Sequence[Any], rulebase: Any | None) -> list[Any]:
+def lead_first(focus: QuestionFocus, passages: Sequence[PassageLike], rulebase: RuleBase | None) -> list[PassageLike]:
     """``passages`` with those stating an asked fact first, each group in its given order. Retrieval ranks
     by words; a passage the patterns read the asked relation from is the answer's, even ranked sixth (a
     table row under a heading the question does not echo)."""

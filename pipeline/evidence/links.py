@@ -3,13 +3,16 @@ the value a first relation has for an entity the question names (found in the fi
 in the KB's or the rule base's facts) asked again under the name of the relation the question wants."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from pipeline.evidence.kb_facts import KBFacts, evidence_passages
 from pipeline.evidence.passage_facts import extract_evidence
 from pipeline.question.answer_types import asked_currency
 from pipeline.question.focus import QuestionFocus, entity_label, relation_label, value_fits
 from pipeline.question.naming import relation_score
+from pipeline.seams import PassageLike
+from symbolic import Fact, RuleBase
+from symbolic.model import Atom, Link
 
 # A chain title -> grade -> limit is two hops; longer chains drift from the question.
 MAX_HOPS = 2
@@ -17,7 +20,7 @@ MAX_HOPS = 2
 MIN_SCORE = 0.6
 
 
-def asked_relations(focus: QuestionFocus, rulebase: Any) -> set[str]:
+def asked_relations(focus: QuestionFocus, rulebase: RuleBase) -> set[str]:
     """The relations the question asks for: its goals, every relation whose name it uses (its arguments
     need not be named: "the hotel limit" of a tier it never says), and the premises of goals proving them."""
     terms = focus.relation_terms
@@ -25,11 +28,12 @@ def asked_relations(focus: QuestionFocus, rulebase: Any) -> set[str]:
     out |= {sig.name for sig in rulebase.relations.values() if relation_score(sig, terms) >= MIN_SCORE}
     for rule in rulebase.backward_rules:
         if rule.head.relation in out:
-            out |= {p.relation for p in rule.premises if getattr(p, "relation", None)}
+            # the premises with a relation: atoms
+            out |= {cast(Atom, p).relation for p in rule.premises if getattr(p, "relation", None)}
     return out
 
 
-def leading_to(targets: set[str], links: Sequence[Any]) -> set[str]:
+def leading_to(targets: set[str], links: Sequence[Link]) -> set[str]:
     """``targets`` and every relation a chain of links leads from into one of them."""
     out = set(targets)
     for _ in range(MAX_HOPS):
@@ -37,7 +41,7 @@ def leading_to(targets: set[str], links: Sequence[Any]) -> set[str]:
     return out
 
 
-def values_of(relation: str, subjects: set[Any], pools: Iterable[Sequence[Any]]) -> list[Any]:
+def values_of(relation: str, subjects: set[object], pools: Iterable[Sequence[Fact]]) -> list[object]:
     """The values (last arguments) of ``relation`` about one of ``subjects``, from the first pool of facts
     that has any: what the question's own passages say wins over the rest of the KB."""
     for pool in pools:
@@ -48,7 +52,8 @@ def values_of(relation: str, subjects: set[Any], pools: Iterable[Sequence[Any]])
     return []
 
 
-def link_queries(focus: QuestionFocus, first: Sequence[Any], rulebase: Any, kb: KBFacts | None) -> list[str]:
+def link_queries(focus: QuestionFocus, first: Sequence[PassageLike], rulebase: RuleBase,
+                 kb: KBFacts | None) -> list[str]:
     """One query per hop: the linked relation's name with the value the hop found ("hotel limit per night
     Tier 2"), walking from the entities the question names along links that lead to an asked relation."""
     links = list(getattr(rulebase, "links", None) or [])

@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.readers.patterns import provenance
+from pipeline.seams import PassageLike
 from pipeline.text.sentences import blocks, sentence_at, sentences
 from pipeline.text.tables import column_at
 from pipeline.text.values import EvidenceValue, find_values
-from symbolic import Fact
+from symbolic import Fact, RuleBase
 
 # Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
 SUPERSEDED_CF_FACTOR = 0.5
 
 
-def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact], list[EvidenceValue]]:
+def extract_evidence(passages: Sequence[PassageLike], rulebase: RuleBase) -> tuple[list[Fact], list[EvidenceValue]]:
     """Facts and values stated by the retrieved passages, with provenance (doc id, span in the
     document, superseded, effective date, authority: what rules can match with `from ?doc`); facts from
     superseded documents get a lower certainty factor."""
@@ -49,7 +50,7 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
     return facts, values
 
 
-def document_subject(p: Any) -> str | None:
+def document_subject(p: PassageLike) -> str | None:
     """What a passage's document is about: its front matter ``subject:``, else its title, else its first heading."""
     heading = getattr(p, "heading_path", None) or []
     return getattr(p, "subject", None) or getattr(p, "title", None) or (heading[0] if heading else None)

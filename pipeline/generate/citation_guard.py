@@ -3,17 +3,17 @@ a logits processor bans another marker and the end of the answer, so the model g
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import torch
 
 from neural.constrained.processor import vocabulary_for
+from pipeline.seams import TokenizerLike
 
 _ONLY_MARKERS = re.compile(r"^\s*(?:\[\d{0,3}\]?\s*)+$")
 _BANNED_CACHE: dict[int, torch.Tensor] = {}
 
 
-def _banned_ids(tokenizer: Any) -> torch.Tensor:
+def _banned_ids(tokenizer: TokenizerLike) -> torch.Tensor:
     """Tokens that open a marker ("[", " [", "[1", …) and the end-of-sequence tokens (cached per tokenizer)."""
     key = id(tokenizer)
     if key not in _BANNED_CACHE:
@@ -28,7 +28,7 @@ class CitationOnlyGuard:
     set: 9 of 41 were markers alone ("[1] [3]", "[1] [2] … [10]"); with this guard 4 of those 9 stated the
     gold value and none of the other drafts changed."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: TokenizerLike) -> None:
         self.tokenizer = tokenizer
 
     def active(self, generated_ids: list[int]) -> bool:

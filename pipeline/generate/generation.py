@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Generator
 
+from pipeline import seams
 from pipeline.events import Generation, TokenEvent
 from pipeline.generate import prompts
 from pipeline.generate.citation_guard import CitationOnlyGuard
@@ -15,7 +16,7 @@ def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
 
 
-def generate(generator: Any, prompt: prompts.Prompt, opts: AskOptions, attempt: int, stream: bool,
+def generate(generator: seams.Generator, prompt: prompts.Prompt, opts: AskOptions, attempt: int, stream: bool,
              repetition_penalty: float, stop: tuple[str, ...]) -> Generator[TokenEvent, None, Generation]:
     """Run one generation (yielding token events when streaming); returns text, timings, usage."""
     from neural import SamplingParams

@@ -3,9 +3,12 @@ as measured by bench/answer_quality.py (bench/RESULTS.md "Prompts per model").""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pipeline.generate.prompts import PromptStyle
+
+if TYPE_CHECKING:
+    from neural.model_config import ModelConfig
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ PROFILES = {p.name: p for p in (SMALL, MEDIUM, REMOTE)}
 SMALL_MAX_PARAMS = 300e6
 
 
-def parameter_count(model_config: Any) -> float:
+def parameter_count(model_config: ModelConfig) -> float:
     """Weights of a decoder-only transformer from its shape (embeddings once, attention + MLP per layer)."""
     h = model_config.hidden_size
     kv = model_config.num_key_value_heads * model_config.head_dim
@@ -52,7 +55,7 @@ def parameter_count(model_config: Any) -> float:
     return model_config.vocab_size * h + model_config.num_hidden_layers * per_layer
 
 
-def profile_for(generator: Any) -> PromptProfile:
+def profile_for(generator: object) -> PromptProfile:
     """The profile for the generator's model (REMOTE for a served one; SMALL when it exposes no model config)."""
     if getattr(generator, "is_remote", False):
         return REMOTE

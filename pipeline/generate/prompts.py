@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Protocol, Sequence
 
 from pipeline.lang import LANGUAGES, Lexicon, phrase, words
+from pipeline.seams import PassageLike
 from pipeline.text.script import is_chinese
 
 # The exact sentence the model is told to give when the sources lack the answer; detect_abstention
@@ -74,9 +75,9 @@ class _Tokenizer(Protocol):
 class Prompt:
     messages: list[dict]
     text: str                         # rendered with the model's chat template
-    passages: list[Any]               # the passages included, in source order: passages[n-1] is [n]
+    passages: list[PassageLike]       # the passages included, in source order: passages[n-1] is [n]
     prompt_tokens: int
-    dropped: list[Any] = field(default_factory=list)   # passages that did not fit
+    dropped: list[PassageLike] = field(default_factory=list)   # passages that did not fit
     trimmed: bool = False
 
 
@@ -90,7 +91,7 @@ def _lines(text: str) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
-def format_source(n: int, passage: Any, text: str | None = None, *, doc_id: bool = True) -> str:
+def format_source(n: int, passage: PassageLike, text: str | None = None, *, doc_id: bool = True) -> str:
     """``[n] (doc id)`` then the passage, led by what it depends on but does not contain (the header row
     of the table its rows belong to: ``context_prefix``)."""
     body = _lines(passage.text if text is None else text)
@@ -138,7 +139,7 @@ def segments(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def render(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, followup: Sequence[dict] = (),
+def render(question: str, passages: Sequence[PassageLike], tokenizer: _Tokenizer, followup: Sequence[dict] = (),
            style: PromptStyle = PromptStyle()) -> tuple[list[dict], str, int]:
     """(messages, templated text, token count) of the prompt with ``passages`` as sources [1], [2], …"""
     sources = [format_source(i + 1, p, doc_id=style.doc_ids) for i, p in enumerate(passages)]
@@ -147,14 +148,14 @@ def render(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, follow
     return messages, text, len(tokenizer.encode(text))
 
 
-def build(question: str, passages: Sequence[Any], tokenizer: _Tokenizer, *, context_len: int,
+def build(question: str, passages: Sequence[PassageLike], tokenizer: _Tokenizer, *, context_len: int,
           max_tokens: int, followup: Sequence[dict] = (), style: PromptStyle = PromptStyle()) -> Prompt:
     """The chat prompt for ``question`` with ``passages`` (chosen and ordered by the caller, see
     pipeline.generate.sources) as numbered sources. Should prompt + ``max_tokens`` overflow ``context_len``
     (a long question or feedback), the last passages are dropped; ValueError if none of them fit."""
     budget = context_len - max_tokens
     kept = list(passages)
-    dropped: list[Any] = []
+    dropped: list[PassageLike] = []
     messages, text, n = render(question, kept, tokenizer, followup, style)
     while n > budget and kept:
         dropped.insert(0, kept.pop())

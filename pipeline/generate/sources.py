@@ -3,16 +3,17 @@ of sentences/rows that best matches the question, widened passage by passage unt
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from pipeline.generate.prompts import question_terms, segments
+from pipeline.seams import PassageLike
 from pipeline.text.tables import is_separator
 
 # A source cut below this many segments is not worth its [n]: a lone row without its neighbours.
 MIN_SEGMENTS = 2
 
 
-def window_scores(passage: Any, question: str) -> tuple[list[tuple[int, int]], list[float]]:
+def window_scores(passage: PassageLike, question: str) -> tuple[list[tuple[int, int]], list[float]]:
     """The passage's segments and a relevance score per segment: the question's terms it shares, rarer
     terms (found in fewer of the passage's segments) weighing more. A table header or heading the
     passage carries outside its text counts for every segment."""
@@ -45,7 +46,7 @@ def table_header_before(text: str, pos: int) -> str | None:
     return None
 
 
-def cut(passage: Any, segs: list[tuple[int, int]], start: int, width: int) -> Any:
+def cut(passage: PassageLike, segs: list[tuple[int, int]], start: int, width: int) -> PassageLike:
     """The passage narrowed to segments [start, start + width): contiguous, so ``start``/``end`` stay an
     exact span of the document (``text == document[start:end]``). A cut that keeps table rows below their
     header carries the header as ``context_prefix`` (shown in the prompt, not part of the span)."""
@@ -58,12 +59,13 @@ def cut(passage: Any, segs: list[tuple[int, int]], start: int, width: int) -> An
     s, e = segs[start][0], segs[min(len(segs), start + width) - 1][1]
     changes = {"text": passage.text[s:e], "start": passage.start + s, "end": passage.start + e}
     header = table_header_before(passage.text, s)
-    if header and "context_prefix" in {f.name for f in dataclasses.fields(passage)}:
+    # a passage is a dataclass (retrieval's Passage, a given or a test's one): cut as one
+    if header and "context_prefix" in {f.name for f in dataclasses.fields(cast(Any, passage))}:
         changes["context_prefix"] = header
-    return dataclasses.replace(passage, **changes)
+    return dataclasses.replace(cast(Any, passage), **changes)
 
 
-def focus_passage(passage: Any, question: str, max_segments: int) -> Any:
+def focus_passage(passage: PassageLike, question: str, max_segments: int) -> PassageLike:
     """The passage cut to its best ``max_segments`` consecutive segments (unchanged when shorter, or
     when no segment shares a term with the question)."""
     if max_segments < 1:
@@ -74,12 +76,13 @@ def focus_passage(passage: Any, question: str, max_segments: int) -> Any:
     return cut(passage, segs, best_window(scores, max_segments), max_segments)
 
 
-def pack(passages: Sequence[Any], question: str, cost: Callable[[Any], int], budget: int) -> list[Any]:
+def pack(passages: Sequence[PassageLike], question: str, cost: Callable[[PassageLike], int],
+         budget: int) -> list[PassageLike]:
     """Sources for the prompt, best first, whose ``cost`` (tokens of the rendered source) sums to at most
     ``budget``: each passage whole while it fits; one that does not is cut to its widest window of
     sentences/rows that fits what is left, the window centred on the segments that best match the
     question (and never narrower than MIN_SEGMENTS, else it is left out); then the next passage."""
-    chosen: list[Any] = []
+    chosen: list[PassageLike] = []
     used = 0
     for p in passages:
         c = cost(p)

@@ -6,11 +6,11 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, cast
 
 from pipeline.answers.beyond_premise import asks_beyond_correction, corrected_and_quoted
 from pipeline.answers.computed import source_answer
-from pipeline.checks.checking import Check, check_answer
+from pipeline.checks.checking import Check, VerifierLike, check_answer
 from pipeline.checks.grounding import feedback
 from pipeline.events import LoopEvent, StreamEvent
 from pipeline.evidence.gather import QuestionContext, evidence_for, facts_focus, gather
@@ -40,15 +40,15 @@ from pipeline.loop.verify import (
     given_passages,
     validate_answer,
 )
-from pipeline.question.focus import parse_question
+from pipeline.question.focus import QuestionFocus, parse_question
 from pipeline.question.relation_namer import RelationNamer, namer_for
 from pipeline.readers.registry import OPT_IN, READERS, check_readers, read_answer
+from pipeline.seams import Generator, PassageLike, RetrieverLike
 from pipeline.text.citations import cited_indices, strip_citation_lines
 from pipeline.text.script import is_chinese
+from pipeline.text.values import EvidenceValue, ValueMention
 from pipeline.types import STAGES, AnswerResult, AskOptions, Attempt, Citation, Status, validate_question
-
-if TYPE_CHECKING:
-    from symbolic import RuleBase
+from symbolic import Claim, Fact, RuleBase
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,8 @@ log = logging.getLogger(__name__)
 class Answerer:
     def __init__(self, generator: Generator, retriever: RetrieverLike,
                  rulebase_holder: RuleBaseHolderLike | RuleBase | None,
-                 config: AnswererConfig | None = None, *, verifier_factory: Any = None):
+                 config: AnswererConfig | None = None, *,
+                 verifier_factory: Callable[[RuleBase], VerifierLike] | None = None):
         self.generator = generator
         self.retriever = retriever
         self.holder: RuleBaseHolderLike = (rulebase_holder if isinstance(rulebase_holder, RuleBaseHolderLike)
@@ -79,7 +80,7 @@ class Answerer:
             from symbolic import Verifier
             verifier_factory = Verifier
         self.verifier_factory = verifier_factory
-        self._verifiers: dict[int, tuple[Any, Any]] = {}
+        self._verifiers: dict[int, tuple[RuleBase | None, VerifierLike]] = {}
         self._lock = threading.Lock()
 
     # -- public ---------------------------------------------------------------------------------
@@ -136,7 +137,8 @@ class Answerer:
         for k in range(max_attempts):
             prompt = self._prompt(q, candidates, opts, followup)
             t = time.perf_counter()
-            facts, values = evidence_for(prompt.passages, rulebase, ctx.kb)
+            # evidence_for needs a rule base: without one it raises AttributeError (reported in issue 46)
+            facts, values = evidence_for(prompt.passages, cast(RuleBase, rulebase), ctx.kb)
             extract_s = time.perf_counter() - t
             check_draft = self._checker(q, prompt, facts, values, ctx, rulebase, verifier)
 
@@ -189,16 +191,17 @@ class Answerer:
             yield {"type": "answer", "text": result.answer}
         yield {"type": "result", "result": result}
 
-    def _checker(self, q: str, prompt: prompts.Prompt, facts: list[Any], values: list[Any], ctx: QuestionContext,
-                 rulebase: Any, verifier: Any) -> Callable[[str], Check]:
+    def _checker(self, q: str, prompt: prompts.Prompt, facts: list[Fact], values: list[EvidenceValue],
+                 ctx: QuestionContext, rulebase: RuleBase | None, verifier: VerifierLike) -> Callable[[str], Check]:
         """A draft's whole check against ``prompt``'s sources: the model's drafts and a quote alike."""
-        def read(text: str) -> Any:
+        def read(text: str) -> tuple[list[Claim], list[ValueMention]]:
             return self._read(text, prompt.passages, prompt.messages, ctx.focus, rulebase)
         return lambda answer: check_answer(q, answer, prompt.passages, facts, values, ctx, rulebase, verifier, read,
                                            require_claim=self.config.require_claim)
 
-    def _from_sources(self, q: str, ctx: QuestionContext, prompt: prompts.Prompt, rulebase: Any, verifier: Any,
-                      check_draft: Callable[[str], Check]) -> tuple[Attempt | None, prompts.Prompt]:
+    def _from_sources(self, q: str, ctx: QuestionContext, prompt: prompts.Prompt, rulebase: RuleBase | None,
+                      verifier: VerifierLike, check_draft: Callable[[str], Check]
+                      ) -> tuple[Attempt | None, prompts.Prompt]:
         """An answer the model did not write, from the last prompt's sources (a computed total or a quote) where
         the rules answer nothing; where they only disprove the premise, the correction and a quote of what the
         question asks besides it, citing the prompt's sources and the correction's (the prompt returned)."""
@@ -208,19 +211,21 @@ class Answerer:
             return None, prompt
         shown = shown_passages(prompt, ctx)
         cited = replace(prompt, passages=shown)
-        facts, values = evidence_for(shown, rulebase, ctx.kb)
-        answered = corrected_and_quoted(ctx, shown, rulebase, self._checker(q, cited, facts, values, ctx, rulebase,
+        # the rules answer (ctx.rules_answer) only with a rule base: gather proves nothing without one
+        facts, values = evidence_for(shown, cast(RuleBase, rulebase), ctx.kb)
+        answered = corrected_and_quoted(ctx, shown, cast(RuleBase, rulebase), self._checker(q, cited, facts, values,
+        ctx, rulebase,
                                                                             verifier))
         return answered, (cited if answered is not None else prompt)
 
-    def read_claims(self, question: str, answer: str) -> list[Any]:
+    def read_claims(self, question: str, answer: str) -> list[Claim]:
         """The claims every extractor reads from ``answer`` to ``question`` (patterns, the question's focus,
         the model), with no retrieval: what ``verirag eval --mode extraction`` measures."""
         rulebase = self.holder.current
         focus = parse_question(validate_question(question), rulebase, namer=self._namer())
         kb = self.kb_facts.get(self.retriever, rulebase) if rulebase is not None else None
         if kb is not None:      # as an answer's claims are read in ``ask``: the focus the KB's facts show
-            focus = facts_focus(focus, rulebase, kb.facts, kb.implied)
+            focus = facts_focus(focus, cast(RuleBase, rulebase), kb.facts, kb.implied)   # kb: read with a rule base
         context = [{"role": "user", "content": question}]
         claims, _mentions = self._read(answer, [], context, focus, rulebase)
         return claims
@@ -240,7 +245,7 @@ class Answerer:
             given = given_passages(passages)
             ctx = gather(q, len(given), GivenRetriever(given), rulebase, None, multi_hop=False, symbolic=symbolic,
                          namer=self._namer())
-            shown = given
+            shown: Sequence[PassageLike] = given
         else:
             retriever: RetrieverLike | ScopedRetriever = self.retriever
             cache: KBFactCache | ScopedFacts = self.kb_facts
@@ -250,7 +255,7 @@ class Answerer:
                          namer=self._namer())
             shown = self._candidates(ctx)
             text = CITATION_MARKER.sub("", text).strip() or text
-        facts, values = evidence_for(shown, rulebase, ctx.kb)
+        facts, values = evidence_for(shown, cast(RuleBase, rulebase), ctx.kb)   # as in _run: a rule base is needed
         context = [{"role": "user", "content": q}]
         check = check_answer(q, text, shown, facts, values, ctx, rulebase, verifier,
                              lambda a: self._read(a, shown, context, ctx.focus, rulebase),
@@ -275,11 +280,11 @@ class Answerer:
                             [b.to_dict() for b in ctx.breaches])
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _read(self, answer: str, passages: list[Any], context: list[dict], focus: Any,
-              rulebase: Any) -> tuple[list[Any], list[Any]]:
+    def _read(self, answer: str, passages: Sequence[PassageLike], context: list[dict], focus: QuestionFocus,
+              rulebase: RuleBase | None) -> tuple[list[Claim], list[ValueMention]]:
         return read_answer(answer, passages, context, focus, rulebase, generator=self.generator, order=self.readers)
 
-    def _gather(self, q: str, opts: AskOptions, rulebase: Any) -> QuestionContext:
+    def _gather(self, q: str, opts: AskOptions, rulebase: RuleBase | None) -> QuestionContext:
         return gather(q, opts.top_k, self.retriever, rulebase, self.kb_facts, multi_hop=self.config.multi_hop,
                       symbolic=self.config.symbolic_answers, namer=self._namer())
 
@@ -287,7 +292,7 @@ class Answerer:
         return namer_for(self.retriever) if self.config.relation_namer else None
 
     @staticmethod
-    def _candidates(ctx: QuestionContext) -> list[Any]:
+    def _candidates(ctx: QuestionContext) -> list[PassageLike]:
         """The prompt's candidate passages: those stating the proof's facts and the corrections of the
         question's premises first (the model should see what the answer rests on), then the retrieval
         rounds' order. Of those, the ones in the question's language come first: a proof resting on a fact both
@@ -298,7 +303,7 @@ class Answerer:
         keys = {(p.doc_id, p.start, p.end) for p in lead}
         return lead + [p for p in ctx.candidates if (p.doc_id, p.start, p.end) not in keys]
 
-    def _prompt(self, q: str, passages: list[Any], opts: AskOptions, followup: list[dict]) -> prompts.Prompt:
+    def _prompt(self, q: str, passages: list[PassageLike], opts: AskOptions, followup: list[dict]) -> prompts.Prompt:
         """Sources packed into what the context leaves after the question, instruction, feedback and
         answer, and into the profile's source budget."""
         tok, style = self.generator.tokenizer, self.profile.style
@@ -307,17 +312,18 @@ class Answerer:
         if self.profile.source_budget is not None:
             budget = min(budget, self.profile.source_budget)
 
-        def cost(p: Any) -> int:
+        def cost(p: PassageLike) -> int:
             return len(tok.encode(prompts.format_source(99, p, doc_id=style.doc_ids))) + 1
         chosen = sources.pack(passages, q, cost, budget)
         return prompts.build(q, chosen, tok, context_len=self.context_len, max_tokens=opts.max_tokens,
                              followup=followup, style=style)
 
-    def _verifier(self, rulebase: Any) -> Any:
+    def _verifier(self, rulebase: RuleBase | None) -> VerifierLike:
         # One Verifier per rule base (hot reload swaps the rule base, and with it the verifier).
         with self._lock:
             hit = self._verifiers.get(id(rulebase))
             if hit is None or hit[0] is not rulebase:
-                self._verifiers = {id(rulebase): (rulebase, self.verifier_factory(rulebase))}
+                # without a rule base the Verifier raises AttributeError (reported in issue 46)
+                self._verifiers = {id(rulebase): (rulebase, self.verifier_factory(cast(RuleBase, rulebase)))}
                 hit = self._verifiers[id(rulebase)]
             return hit[1]

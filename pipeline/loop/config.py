@@ -3,32 +3,17 @@ configuration, and the prepared first attempt (pipeline.loop.answerer runs the l
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pipeline.evidence.gather import QuestionContext
 from pipeline.generate import prompts
 from pipeline.generate.profiles import PromptProfile
+from pipeline.seams import Generator, PassageLike, RetrieverLike  # noqa: F401 (the loop's contract: pipeline.seams)
 
 if TYPE_CHECKING:
     from symbolic import RuleBase
 
 DEFAULT_CONTEXT_LEN = 2048
-
-
-class Generator(Protocol):
-    """What the answer loop needs of a model: neural.Engine and api's EngineClient both fit (read-only: the
-    client's are properties; an unknown context length falls back to DEFAULT_CONTEXT_LEN)."""
-    @property
-    def tokenizer(self) -> Any: ...
-    @property
-    def max_model_len(self) -> int | None: ...
-
-    def chat(self, messages: list[dict], sampling: Any = None) -> Any: ...
-    def stream(self, prompt: str | list[dict], sampling: Any = None) -> Iterator[Any]: ...
-
-
-class RetrieverLike(Protocol):
-    def search(self, query: str, top_k: int = 5, **filters: Any) -> list[Any]: ...
 
 
 @runtime_checkable
@@ -74,7 +59,7 @@ class Prepared:
     prompt: prompts.Prompt        # the first attempt's prompt, exactly as the model would see it
 
     @property
-    def retrieved(self) -> list[Any]:
+    def retrieved(self) -> list[PassageLike]:
         return self.context.candidates
 
 

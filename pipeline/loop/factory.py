@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from pipeline.defaults import (
     DEFAULT_KB_DIR,
@@ -15,11 +15,16 @@ from pipeline.defaults import (
 from pipeline.loop.answerer import Answerer
 from pipeline.loop.config import AnswererConfig
 from pipeline.loop.verify import VerifyResult
+from pipeline.seams import Generator
+
+if TYPE_CHECKING:
+    from retrieval import Retriever
+    from symbolic import RuleBaseHolder
 
 log = logging.getLogger(__name__)
 
 
-def open_retriever(kb_dir: str | Path, index_dir: str | Path | None = None) -> Any:
+def open_retriever(kb_dir: str | Path, index_dir: str | Path | None = None) -> Retriever:
     """Open the KB's index, ingesting first when it is missing or the KB changed since the last ingest."""
     from retrieval import Retriever, index_status, ingest
     kb = Path(kb_dir)
@@ -33,7 +38,7 @@ def open_retriever(kb_dir: str | Path, index_dir: str | Path | None = None) -> A
     return Retriever.open(index)
 
 
-def open_rules(rules_dir: str | Path) -> Any:
+def open_rules(rules_dir: str | Path) -> RuleBaseHolder:
     """A hot-reloadable holder of the rule base in ``rules_dir`` (RuleError if the files are invalid)."""
     from symbolic import RuleBaseHolder
     path = Path(rules_dir)
@@ -42,10 +47,10 @@ def open_rules(rules_dir: str | Path) -> Any:
     return RuleBaseHolder(path)
 
 
-def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | None = None,
-                     model: str | None = None, index_dir: str | Path | None = None, *,
-                     engine: Any = None, config: AnswererConfig | None = None,
-                     speculative_tokens: int = DEFAULT_SPECULATIVE_TOKENS, quantization: str | None = "auto") -> Answerer:
+def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | None = None, model: str | None = None,
+                     index_dir: str | Path | None = None, *, engine: Generator | None = None,
+                     config: AnswererConfig | None = None, speculative_tokens: int = DEFAULT_SPECULATIVE_TOKENS,
+                     quantization: str | None = "auto") -> Answerer:
     """The embedded default (repo kb/ + rules/ + the default model) unless paths are given.
     Pass ``engine`` to share an already-loaded engine (the server does); otherwise the engine built here
     speculates with prompt lookup, at most ``speculative_tokens`` per step (0: off), its weights quantized as
@@ -69,7 +74,7 @@ def default_answerer(kb_dir: str | Path | None = None, rules_dir: str | Path | N
 
 
 def verify(question: str, answer: str, passages: Sequence[str] | None = None, *, kb: str | Path | None = None,
-           rules: str | Path | None = None, answerer: Any = None, top_k: int = 5) -> VerifyResult:
+           rules: str | Path | None = None, answerer: Answerer | None = None, top_k: int = 5) -> VerifyResult:
     """Check ``answer`` (written by another model, or a person) to ``question`` against ``passages`` or the
     knowledge base folder ``kb`` (default: the embedded one) and the rules in ``rules`` (default: the embedded
     ones), claim by claim, with the verdicts /ask gives. No model is loaded: claims are read by the rule

@@ -6,17 +6,22 @@ from dataclasses import replace
 from typing import Any
 
 from pipeline.answers.proved import composed_answer, same_chunk
+from pipeline.checks.checking import VerifierLike
 from pipeline.checks.grounding import relation_reports, violations_of
 from pipeline.evidence.gather import QuestionContext, evidence_for
 from pipeline.generate import prompts
+from pipeline.proof.proving import ProvenAnswer
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_indices
 from pipeline.text.script import is_chinese
 from pipeline.types import AnswerResult, AskOptions, Attempt, Citation, FlaggedDraft, Status
+from symbolic import RuleBase
 from symbolic.values import format_value
 
 
 def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list[Attempt], prompt: prompts.Prompt,
-                 timings: dict, ctx: QuestionContext, rulebase: Any, verifier: Any) -> AnswerResult:
+                 timings: dict, ctx: QuestionContext, rulebase: RuleBase | None,
+                 verifier: VerifierLike) -> AnswerResult:
     """The loop's result from its attempts: the verified answer, else the proof's, else the model's
     abstention, else (out of attempts) the draft with the fewest failures, withheld or flagged by policy."""
     usage = {"prompt_tokens": sum(a.usage.get("prompt_tokens", 0) for a in attempts),
@@ -75,7 +80,8 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
 
 
 def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: prompts.Prompt, timings: dict,
-                  usage: dict, ctx: QuestionContext, rulebase: Any, verifier: Any, extra: dict) -> AnswerResult:
+                  usage: dict, ctx: QuestionContext, rulebase: RuleBase, verifier: VerifierLike,
+                  extra: dict) -> AnswerResult:
     """The rules proved the answer, or disproved the question's premise, and the model did not say so: the
     proof answers (it wins), in sentences composed from it (the corrections first), citing the sources that
     state its facts; its claims are verified like any other."""
@@ -109,7 +115,7 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
                         attempts, timings, usage, opts.policy, reason, **extra)
 
 
-def _how(proof: Any) -> str:
+def _how(proof: ProvenAnswer) -> str:
     return f"rules {', '.join(proof.node.rule_ids)}" if proof.node.rule_ids else "the documents' facts"
 
 
@@ -120,7 +126,7 @@ def citations(answer: str, prompt: prompts.Prompt) -> list[Citation]:
             for n in cited_indices(answer, len(prompt.passages)) for p in [prompt.passages[n - 1]]]
 
 
-def shown_passages(prompt: prompts.Prompt, ctx: QuestionContext) -> list[Any]:
+def shown_passages(prompt: prompts.Prompt, ctx: QuestionContext) -> list[PassageLike]:
     """The prompt's sources, then the chunks stating what the rules prove that the prompt lacks: what a composed
     answer cites."""
     shown = list(prompt.passages)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pipeline.evidence.kb_facts import KBFacts
+from pipeline.evidence.kb_facts import FactSource, KBFacts
+from pipeline.seams import PassageLike, RetrieverLike
 from pipeline.types import Citation, ClaimReport, Violation
+from symbolic import RuleBase
+
+if TYPE_CHECKING:
+    from retrieval.records import Passage
 
 MAX_ANSWER_CHARS = 8_000
 MAX_PASSAGES = 50
@@ -38,7 +43,7 @@ class VerifyResult:
         return asdict(self)
 
 
-def validate_answer(answer: Any) -> str:
+def validate_answer(answer: object) -> str:
     if not isinstance(answer, str) or not answer.strip():
         raise ValueError("answer must be a non-empty string")
     if len(answer) > MAX_ANSWER_CHARS or "\x00" in answer:
@@ -46,7 +51,7 @@ def validate_answer(answer: Any) -> str:
     return answer.strip()
 
 
-def given_passages(texts: Sequence[Any]) -> list[Any]:
+def given_passages(texts: object) -> list[Passage]:
     """The caller's passages as retrieval Passages: ``passages[n-1]`` is the answer's [n]; one that addresses
     the model is quarantined (never evidence), as at ingest."""
     from retrieval.injection import quarantine_reason
@@ -68,10 +73,10 @@ def given_passages(texts: Sequence[Any]) -> list[Any]:
 class GivenRetriever:
     """A retriever over the caller's passages: all of them, in their order, for any query."""
 
-    def __init__(self, passages: list[Any]) -> None:
+    def __init__(self, passages: list[Passage]) -> None:
         self.kb = passages
 
-    def search(self, query: str, top_k: int = 5, include_quarantined: bool = False, **_: Any) -> list[Any]:
+    def search(self, query: str, top_k: int = 5, include_quarantined: bool = False, **_: object) -> list[Passage]:
         return [p for p in self.kb if include_quarantined or not p.quarantine]
 
 
@@ -82,10 +87,10 @@ def in_scope(doc_id: str, scope: str | None) -> bool:
 class ScopedRetriever:
     """The KB's documents under one folder (or one document) of it: search filters a wider result."""
 
-    def __init__(self, inner: Any, scope: str) -> None:
+    def __init__(self, inner: RetrieverLike, scope: str) -> None:
         self.inner, self.scope = inner, scope
 
-    def search(self, query: str, top_k: int = 5, **kw: Any) -> list[Any]:
+    def search(self, query: str, top_k: int = 5, **kw: Any) -> list[PassageLike]:
         hits = self.inner.search(query, top_k=max(50, top_k * 10), **kw)
         return [p for p in hits if in_scope(p.doc_id, self.scope)][:top_k]
 
@@ -93,12 +98,13 @@ class ScopedRetriever:
 class ScopedFacts:
     """The whole KB's facts (the answerer's cache) restricted to the scope."""
 
-    def __init__(self, cache: Any, inner: Any, scope: str) -> None:
+    def __init__(self, cache: FactSource, inner: RetrieverLike, scope: str) -> None:
         self.cache, self.inner, self.scope = cache, inner, scope
 
-    def get(self, _retriever: Any, rulebase: Any) -> KBFacts | None:
+    def get(self, _retriever: object, rulebase: RuleBase) -> KBFacts | None:
         kb = self.cache.get(self.inner, rulebase)
         if kb is None:
             return None
-        facts = [f for f in kb.facts if in_scope(f.provenance.doc_id, self.scope)]
+        # the KB's facts are its documents': each has a doc id
+        facts = [f for f in kb.facts if in_scope(cast(str, f.provenance.doc_id), self.scope)]
         return KBFacts(facts, [v for v in kb.values if in_scope(v.doc_id, self.scope)], kb.passage_of)

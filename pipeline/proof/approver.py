@@ -6,13 +6,14 @@ a hotel limit per city tier is no ladder the asker may climb."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation, phrase
 from pipeline.proof.proving import ProvenAnswer, best_proof, current_evidence
 from pipeline.question.focus import Goal
-from symbolic import BackwardChainer
+from symbolic import BackwardChainer, Fact, RuleBase
 from symbolic.model import VALUE_TYPES
+from symbolic.values import Value
 
 # A question about approving (lang/<code>/proof.toml approval).
 _APPROVAL = re.compile(alternation("proof.approval"), re.IGNORECASE)
@@ -20,7 +21,7 @@ _APPROVAL = re.compile(alternation("proof.approval"), re.IGNORECASE)
 _COVER_WORDS = {code: phrase("proof.cover_words", code) for code in ("en", "zh")}
 
 
-def _matrix_fact(proof: ProvenAnswer, rulebase: Any) -> Any | None:
+def _matrix_fact(proof: ProvenAnswer, rulebase: RuleBase) -> Fact | None:
     """The document fact the limit comes from, when its relation is a matrix: an entity first (the grade),
     the value last, and the value the proof's."""
     for f in proof.documents:
@@ -31,8 +32,8 @@ def _matrix_fact(proof: ProvenAnswer, rulebase: Any) -> Any | None:
     return None
 
 
-def covering_limit(question: str, stated: Any, proof: ProvenAnswer, rulebase: Any,
-                   evidence: Sequence[Any]) -> ProvenAnswer | None:
+def covering_limit(question: str, stated: Value, proof: ProvenAnswer, rulebase: RuleBase,
+                   evidence: Sequence[Fact]) -> ProvenAnswer | None:
     """The proof of the lowest limit that covers ``stated`` (an amount the question asks to approve, past the
     limit ``proof`` proves), on the row of the same matrix with another first argument; None for a question
     that is not about approving, a limit from no matrix, or an amount no row covers."""

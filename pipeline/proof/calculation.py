@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import Lexicon, alternation, phrase, words
 from pipeline.text.values import EvidenceValue, find_values
@@ -221,7 +221,7 @@ def statement_calculations(statement: str, counts: Sequence[Count]) -> list[Calc
     return out
 
 
-def computed_by(value: Any, calcs: Sequence[Calculation]) -> list[Calculation]:
+def computed_by(value: object, calcs: Sequence[Calculation]) -> list[Calculation]:
     """The calculations whose total is ``value``."""
     return [c for c in calcs if isinstance(value, Money) and value.currency == c.total.currency
             and abs(value.amount - c.total.amount) < 0.005]

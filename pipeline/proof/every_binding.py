@@ -8,7 +8,8 @@ from typing import Any, Callable, Sequence
 
 from pipeline.question.focus import Goal, QuestionFocus, param_fits
 from pipeline.question.naming import relation_score
-from symbolic.model import VALUE_TYPES
+from symbolic import Fact, RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
 
 # The share of the relation's name the question must use: its value is not bound to one thing the
 # question names, so the name alone says which relation is meant.
@@ -16,8 +17,8 @@ MIN_NAME_SCORE = 0.6
 MAX_BINDINGS = 8
 
 
-def every_binding(focus: QuestionFocus, rulebase: Any, value: Any, facts: Sequence[Any],
-                  accept: Callable[[Any], bool]) -> list[Goal]:
+def every_binding(focus: QuestionFocus, rulebase: RuleBase, value: object, facts: Sequence[Fact],
+                  accept: Callable[[RelationSig], bool]) -> list[Goal]:
     """The goals of the one relation ``accept`` takes whose value ``value`` fits and whose name the question
     uses best (MIN_NAME_SCORE at least, no tie), one per binding of the entity arguments the question does
     not name, over the entities ``facts`` give that argument of the relation; empty when the question names

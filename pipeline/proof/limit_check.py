@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from pipeline.lang import Lexicon, alternation, phrase, words
 from pipeline.proof.every_binding import every_binding
 from pipeline.proof.limits import limit_direction, limit_over, refuted
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof, current_evidence
 from pipeline.question.focus import Goal, QuestionFocus, param_fits, parse_question, relation_label, stated_values
+from pipeline.seams import PassageLike
 from pipeline.text.citations import mask_citations
 from pipeline.text.script import is_chinese
 from pipeline.text.sentences import last_sentence, sentences
-from symbolic import BackwardChainer
-from symbolic.values import format_value, parse_value, value_type
+from symbolic import BackwardChainer, Claim, Fact, RuleBase
+from symbolic.values import Value, format_value, parse_value, value_type
 
 # The relations a stated value can be must trail the best-named one by more than this share of their names,
 # or the value may be about one of them ("a total discount of 14 %" names the representative's 3 % maximum
@@ -46,13 +47,13 @@ _NO = re.compile(alternation("proof.says_no"), re.IGNORECASE)
 @dataclass
 class LimitBreach:
     """A value the question states, past the limit the rules prove for it."""
-    stated: Any
+    stated: Value
     span: tuple[int, int]                  # where the question states it
     direction: str                         # "upper" (a maximum) or "lower" (a minimum)
     proof: ProvenAnswer                    # the limit
-    passages: list[Any] = field(default_factory=list)   # the chunks stating the proof's facts
+    passages: list[PassageLike] = field(default_factory=list)   # the chunks stating the proof's facts
     covered_by: ProvenAnswer | None = None  # the lowest limit that covers the value (pipeline.proof.approver)
-    cover_passages: list[Any] = field(default_factory=list)
+    cover_passages: list[PassageLike] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         out = {"stated": format_value(self.stated), "direction": self.direction, "proved": self.proof.to_dict()}
@@ -70,12 +71,12 @@ def asks_permission(question: str) -> bool:
     return not _TURNED.search(last) and (_PERMISSION_ZH if is_chinese(last) else _PERMISSION_EN).search(last) is not None
 
 
-def _value_types(value: Any) -> frozenset[str]:
+def _value_types(value: object) -> frozenset[str]:
     kind = value_type(value)
     return frozenset({kind, "quantity"} if kind == "number" else {kind})
 
 
-def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int],
+def _candidates(focus: QuestionFocus, rulebase: RuleBase, value: Value, span: tuple[int, int],
                 implied: Mapping[tuple[str, int], str] | None = None) -> list[Goal]:
     """The goals whose value ``value`` can be: the relation's value fits it, every other argument is bound
     (by the question's entities or another of its values, never this one, or ``implied`` by the facts), best
@@ -93,7 +94,7 @@ def _candidates(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int
     return named or _fitting(focus, rulebase, value, span)
 
 
-def _fitting_goals(text: str, focus: QuestionFocus, rulebase: Any, value: Any,
+def _fitting_goals(text: str, focus: QuestionFocus, rulebase: RuleBase, value: Value,
                    implied: Mapping[tuple[str, int], str] | None) -> list[Goal]:
     """The goals ``text`` (the question or its asking sentence) names, with ``focus``'s entities, whose value
     ``value`` fits."""
@@ -105,7 +106,7 @@ def _fitting_goals(text: str, focus: QuestionFocus, rulebase: Any, value: Any,
                   key=lambda g: (-g.score, -len(g.stated)))
 
 
-def _fitting(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int]) -> list[Goal]:
+def _fitting(focus: QuestionFocus, rulebase: RuleBase, value: Value, span: tuple[int, int]) -> list[Goal]:
     """The one relation the question's entities and value fit, though it names none: "My cryogen handling
     training at Glasgow was 30 months ago" names a course and a campus and states a period, and one relation
     takes a course and a campus to a period. Its arguments but the value are the entities the question names,
@@ -121,7 +122,7 @@ def _fitting(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, i
     return fits if len({g.relation for g in fits}) == 1 else []
 
 
-def _limit_goal(goals: list[Goal], rulebase: Any) -> tuple[Goal, str] | None:
+def _limit_goal(goals: list[Goal], rulebase: RuleBase) -> tuple[Goal, str] | None:
     """The one limit a stated value is put to: the best-named relation, a limit, with one binding, and no
     relation named within RIVAL_MARGIN of it that is not a limit the same way."""
     if not goals:
@@ -158,7 +159,7 @@ _QUALIFIED_UNIT = re.compile(rf"\s+(?:[A-Za-z-]+\s+){{1,2}}?(?P<unit>(?:{alterna
                              re.IGNORECASE)
 
 
-def _with_unit(question: str, value: Any, s: int, e: int) -> tuple[Any, int, int]:
+def _with_unit(question: str, value: Value, s: int, e: int) -> tuple[Value, int, int]:
     """A bare number of ``question`` read with the time unit one or two words after it ("I have 8 unused days
     … Can I carry them over?" states 8 days, not the count 8), its span reaching the unit; else as it is."""
     m = _QUALIFIED_UNIT.match(question, e) if value_type(value) == "number" else None
@@ -170,14 +171,14 @@ def _with_unit(question: str, value: Any, s: int, e: int) -> tuple[Any, int, int
         return value, s, e
 
 
-def _past(value: Any, limit: Any, direction: str) -> bool:
+def _past(value: Value, limit: Value, direction: str) -> bool:
     try:
         return bool(value > limit) if direction == "upper" else bool(value < limit)
     except (TypeError, ValueError):   # another currency or dimension: not comparable, so no breach
         return False
 
 
-def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,
+def breached_limits(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence[Fact], *, max_depth: int = 20,
                     margin: float = MARGIN, implied: Mapping[tuple[str, int], str] | None = None) -> list[LimitBreach]:
     """Each value a permission question states that is past the limit the rules prove, unambiguously,
     for it (empty for any other question); ``implied``: pipeline.evidence.kb_facts.implied_arguments."""
@@ -223,8 +224,8 @@ def breached_limits(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any]
     return out
 
 
-def _past_every_binding(focus: QuestionFocus, rulebase: Any, value: Any, span: tuple[int, int],
-                        evidence: Sequence[Any], chainer: BackwardChainer, margin: float,
+def _past_every_binding(focus: QuestionFocus, rulebase: RuleBase, value: Value, span: tuple[int, int],
+                        evidence: Sequence[Fact], chainer: BackwardChainer, margin: float,
                         found: Sequence[LimitBreach]) -> list[LimitBreach]:
     """A breach per binding the question leaves open (pipeline.proof.every_binding: a threshold per campus, the
     campus unsaid) when the value is past the proved limit for every one of them: "no" holds whichever
@@ -242,7 +243,7 @@ def _past_every_binding(focus: QuestionFocus, rulebase: Any, value: Any, span: t
     return out
 
 
-def breach_gap(answer: str, claims: Sequence[Any], breaches: Sequence[LimitBreach], rulebase: Any) -> str | None:
+def breach_gap(answer: str, claims: Sequence[Claim], breaches: Sequence[LimitBreach], rulebase: RuleBase) -> str | None:
     """None when ``answer`` says no and states each breached limit as that limit (a claim read from it of the
     limit's relation and value); otherwise what it must say. Stating the limit alone leaves the asker to
     compare, and the bare figure may be said of something else ("the manager approves within 30 days" for a

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
 
 from pipeline.lang import word_pattern
 from pipeline.question.focus import Goal, QuestionFocus, param_fits
 from pipeline.question.naming import relation_names
-from symbolic import BackwardChainer
+from symbolic import BackwardChainer, RuleBase
 from symbolic.cf import THRESHOLD
-from symbolic.model import Atom, Var, term_vars
+from symbolic.model import Atom, RelationSig, Var, term_vars
 
 # The words that make a relation a limit, and which way: an upper bound (a maximum, a deadline, a window
 # to act within) or a lower one. A name with both, or neither ("warranty period", "probation"), is no limit
@@ -21,7 +20,7 @@ _UPPER = re.compile(word_pattern("proof.upper_words"), re.IGNORECASE)
 _LOWER = re.compile(word_pattern("proof.lower_words"), re.IGNORECASE)
 
 
-def limit_direction(sig: Any) -> str | None:
+def limit_direction(sig: RelationSig) -> str | None:
     """"upper" or "lower": as the rule author declares it (`limit upper|lower|none`), else when the relation's
     names make it a limit one way only; None otherwise."""
     if sig.limit is not None:
@@ -31,7 +30,7 @@ def limit_direction(sig: Any) -> str | None:
     return None if upper == lower else ("upper" if upper else "lower")
 
 
-def limit_over(checking: Goal, value: Any, rulebase: Any) -> tuple[Goal, str] | None:
+def limit_over(checking: Goal, value: object, rulebase: RuleBase) -> tuple[Goal, str] | None:
     """The one relation, a limit, that takes the arguments of ``checking`` (same types, same order) to a value
     of ``value``'s kind (or, ``value`` None, of the type ``checking`` checks): what a person "may approve" is
     checked against, "a person's approval limit"."""
@@ -47,14 +46,14 @@ def limit_over(checking: Goal, value: Any, rulebase: Any) -> tuple[Goal, str] | 
     return Goal(sig.name, checking.args, checking.score, checking.implied, checking.stated), str(direction)
 
 
-def checked_limit(relation: str, rulebase: Any) -> str | None:
+def checked_limit(relation: str, rulebase: RuleBase) -> str | None:
     """The one limit relation a checking relation's open value is asked of (``limit_over``), or None."""
     sig = rulebase.relations[relation]
     found = limit_over(Goal(relation, tuple(p.name for p in sig.params[:-1]), 1.0), None, rulebase)
     return found[0].relation if found is not None else None
 
 
-def checking_relations(rulebase: Any) -> frozenset[str]:
+def checking_relations(rulebase: RuleBase) -> frozenset[str]:
     """The relations every goal of which checks the value a claim gives instead of deriving it (no premise
     fact binds the conclusion's last variable: LANGUAGE.md, "Checking a value the claim gives")."""
     checks: dict[str, bool] = {}
@@ -66,7 +65,7 @@ def checking_relations(rulebase: Any) -> frozenset[str]:
     return frozenset(r for r, c in checks.items() if c)
 
 
-def with_checked_limits(focus: QuestionFocus, rulebase: Any) -> QuestionFocus:
+def with_checked_limits(focus: QuestionFocus, rulebase: RuleBase) -> QuestionFocus:
     """``focus`` with each goal of a checking relation, whose value the question leaves open ("Up to what
     amount can Dr Nair approve?"), replaced by the one limit it is checked against (her approval limit): a
     checking goal proves no value of its own."""
@@ -82,7 +81,7 @@ def with_checked_limits(focus: QuestionFocus, rulebase: Any) -> QuestionFocus:
     return replace(focus, goals=goals)
 
 
-def refuted(chainer: BackwardChainer, goal: Goal, value: Any) -> bool:
+def refuted(chainer: BackwardChainer, goal: Goal, value: object) -> bool:
     """The rules conclude ``goal`` with ``value`` false (a CF at or below -THRESHOLD: "nobody approves above
     the limit of their grade", cf -1.0) and nothing concludes it true: a checking goal (LANGUAGE.md, "Checking
     a value the claim gives") put to the question's own value."""

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from pipeline.lang import word_pattern
 from pipeline.question.answer_types import SITUATION, TOTAL_WORDS, asking_clause, asks_two
 from pipeline.question.focus import Goal, QuestionFocus
 from pipeline.question.naming import relation_names
+from pipeline.seams import PassageLike
 from pipeline.text.periods import period_spans, periods
 from pipeline.text.sentences import blanked, sentences
 from pipeline.text.terms import says_phrase
 from pipeline.text.values import find_values
-from symbolic import BackwardChainer, Fact, Node, Provenance
+from symbolic import BackwardChainer, Fact, Node, Provenance, RuleBase
 from symbolic.cf import THRESHOLD
 from symbolic.explain import how_text
-from symbolic.model import Var
+from symbolic.model import RelationSig, Var
 from symbolic.values import format_value
 
 # The runner-up value must trail the proved one by this much CF, else the evidence is ambiguous (two
@@ -129,13 +130,13 @@ def _names_used(goal: Goal, focus: QuestionFocus) -> int:
                                   if i not in goal.implied and isinstance(a, str) and a in named)
 
 
-def _phrased(sig: Any, question: str) -> bool:
+def _phrased(sig: RelationSig, question: str) -> bool:
     """One of the relation's names appears whole in ``question``, its words together."""
     text = " ".join(question.split())
     return any(says_phrase(text, " ".join(n.split())) for n in relation_names(sig))
 
 
-def current_evidence(evidence: Sequence[Fact], rulebase: Any) -> list[Fact]:
+def current_evidence(evidence: Sequence[Fact], rulebase: RuleBase) -> list[Fact]:
     """The evidence a proof may rest on: a superseded document's fact about a subject that a current document
     also states is left out (current over superseded), so a total is never mixed from old and new rates."""
     current = {(f.relation, f.args[:-1]) for f in evidence
@@ -149,7 +150,7 @@ def current_evidence(evidence: Sequence[Fact], rulebase: Any) -> list[Fact]:
     return out
 
 
-def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_depth: int = 20,
+def prove(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence[Fact], *, max_depth: int = 20,
           margin: float = MARGIN, off_question: Callable[[ProvenAnswer], bool] | None = None) -> ProvenAnswer | None:
     """The proved answer to the best-named goals of ``focus``, or None: no goal, a question with values
     of its own that no goal binds, nothing proved above the CF threshold, or an ambiguous proof (runner-up within
@@ -184,7 +185,13 @@ def prove(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Fact], *, max_
     return max(found, key=lambda p: p.cf)
 
 
-def value_places(proof: ProvenAnswer, passages: Sequence[Any], kb: Any = None) -> Iterator[tuple[Any, int, int]]:
+class _PassageSource(Protocol):
+    """The chunk passage a document fact was read from (pipeline.evidence.kb_facts.KBFacts)."""
+    def passage_for(self, fact: Fact) -> PassageLike | None: ...
+
+
+def value_places(proof: ProvenAnswer, passages: Sequence[PassageLike],
+                 kb: _PassageSource | None = None) -> Iterator[tuple[PassageLike, int, int]]:
     """Where the proved value stands in the spans of the document facts the proof rests on: (passage, start,
     end) in the passage's text, the passage being ``kb``'s chunk of the fact (pipeline.evidence.kb_facts.KBFacts) or
     else the first of ``passages`` that holds the span."""
@@ -201,7 +208,7 @@ def value_places(proof: ProvenAnswer, passages: Sequence[Any], kb: Any = None) -
                 yield holder, at + s, at + e
 
 
-def stated_value(proof: ProvenAnswer, passages: Sequence[Any]) -> str | None:
+def stated_value(proof: ProvenAnswer, passages: Sequence[PassageLike]) -> str | None:
     """The proved value as a source writes it ("EUR 0.35", "16 characters", a Chinese "12 days"), read from the span of
     a document fact the proof rests on; None when no shown passage holds one."""
     return next((p.text[s:e] for p, s, e in value_places(proof, passages)), None)

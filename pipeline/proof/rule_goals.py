@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from pipeline.lang import alternation
 from pipeline.question.focus import Goal, QuestionFocus
 from pipeline.text.periods import ZH_PERIOD, period_spans
 from pipeline.text.sentences import blanked
 from pipeline.text.values import find_values
-from symbolic.model import VALUE_TYPES, Atom, Var
-from symbolic.values import Quantity, parse_number_word, value_type
+from symbolic import RuleBase
+from symbolic.model import VALUE_TYPES, Atom, BackwardRule, Param, Var
+from symbolic.values import Quantity, Value, parse_number_word, value_type
 
 # A count written as a word before its noun ("three buses", "two trucks"); "one" asks for no computation.
 _COUNT_WORD = re.compile(rf"\b({alternation('proof.count_word')})\b", re.IGNORECASE)
@@ -23,7 +24,7 @@ _COUNT_WORD = re.compile(rf"\b({alternation('proof.count_word')})\b", re.IGNOREC
 DERIVED_SCORE_FACTOR = 0.95
 
 
-def question_counts_spans(question: str, focus: QuestionFocus) -> list[tuple[Any, tuple[int, int]]]:
+def question_counts_spans(question: str, focus: QuestionFocus) -> list[tuple[Value, tuple[int, int]]]:
     """The values and counts ``question`` states of its own, with their spans: outside the names it uses, the
     values its relation names hold ("a 30-day pass") and its periods ("per night")."""
     unnamed = blanked(question, [*((e.start, e.end) for e in focus.entities), *focus.name_spans,
@@ -35,7 +36,7 @@ def question_counts_spans(question: str, focus: QuestionFocus) -> list[tuple[Any
     return sorted(found, key=lambda vs: vs[1])
 
 
-def _as_argument(param: Any, value: Any) -> Any | None:
+def _as_argument(param: Param, value: Value) -> Value | None:
     """``value`` as an argument of ``param``, or None where it does not fit: a plain count, a value of the
     param's type, or a duration counted in the unit the param is named after ("22 days", in Chinese too, for
     `days: number`, as "for 22 days" counts days of a daily allowance)."""
@@ -49,10 +50,11 @@ def _as_argument(param: Any, value: Any) -> Any | None:
         return value
     name = (param.name or "").lower()
     counted = ZH_PERIOD.get(name) or (name[:-1] if name.endswith("s") else name)
-    return Quantity(value.value, "") if kind == "duration" and counted == unit else None
+    # a "duration" is a Quantity (value_type)
+    return Quantity(cast(Quantity, value).value, "") if kind == "duration" and counted == unit else None
 
 
-def derived_goals(focus: QuestionFocus, rulebase: Any) -> list[Goal]:
+def derived_goals(focus: QuestionFocus, rulebase: RuleBase | None) -> list[Goal]:
     """For each goal of ``focus`` and each goal rule computing another relation from it, that relation's goal
     with the question's own counts bound to the rule's other inputs; only where they take every count the
     question states, each once (a count left over asks something else)."""
@@ -70,7 +72,8 @@ def derived_goals(focus: QuestionFocus, rulebase: Any) -> list[Goal]:
     return out
 
 
-def _derived(goal: Goal, rule: Any, rulebase: Any, stated: Sequence[tuple[Any, tuple[int, int]]]) -> Goal | None:
+def _derived(goal: Goal, rule: BackwardRule, rulebase: RuleBase,
+             stated: Sequence[tuple[Value, tuple[int, int]]]) -> Goal | None:
     """``rule``'s head as a goal, bound through its premise on ``goal``'s relation and the stated counts."""
     uses = [p for p in rule.premises if isinstance(p, Atom) and p.relation == goal.relation]
     head, sig = rule.head, rulebase.relations.get(rule.head.relation)
@@ -106,7 +109,7 @@ def _derived(goal: Goal, rule: Any, rulebase: Any, stated: Sequence[tuple[Any, t
     return Goal(head.relation, tuple(args), goal.score * DERIVED_SCORE_FACTOR, tuple(implied), (*goal.stated, *spans))
 
 
-def with_derived_goals(focus: QuestionFocus, rulebase: Any) -> QuestionFocus:
+def with_derived_goals(focus: QuestionFocus, rulebase: RuleBase) -> QuestionFocus:
     """``focus`` with derived_goals added, the best-named first as parse_question orders them."""
     more = derived_goals(focus, rulebase)
     if not more:

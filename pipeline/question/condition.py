@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 from pipeline.lang import alternation
 from pipeline.question.answer_types import asking_clause
@@ -65,7 +65,7 @@ def needed_topics(topics: set[str], condition: Condition | None, used: set[str])
     return topics if condition is None else topics - (condition.bound - used)
 
 
-def measures_the_condition(text: str, condition: Condition, values: Iterable[Any]) -> bool:
+def measures_the_condition(text: str, condition: Condition, values: Iterable[object]) -> bool:
     """Whether ``text`` gives each of ``values`` it states as the measure of a word of the condition and of no word
     of what is asked: "a break of at least 30 minutes" is the break's length, not the driving time. False when it
     states none of them, or one of them measures anything else or nothing."""

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from pipeline.lang import word_pattern
 from pipeline.question.answer_types import answer_types, asked_currency, asked_nouns
-
 from pipeline.question.naming import (half_named_and_meant, named_by_time_alone, named_value_spans, relation_names,
                                       relation_score, sole_and_meant, sole_and_said, value_terms)
 from pipeline.text.entities import EntityMention, find_entities
@@ -16,9 +15,10 @@ from pipeline.text.glossary import best_translations, gloss
 from pipeline.text.sentences import blanked, sentences
 from pipeline.text.terms import CJK_RUN_RE, content_terms
 from pipeline.text.values import find_values
-from symbolic.model import VALUE_TYPES
+from symbolic import RuleBase
+from symbolic.model import VALUE_TYPES, Param, RelationSig
 from symbolic.units import canonical_currency
-from symbolic.values import Money, Quantity, value_type
+from symbolic.values import Money, Quantity, Value, value_type
 
 if TYPE_CHECKING:
     from pipeline.question.relation_namer import RelationNamer
@@ -57,7 +57,7 @@ class QuestionFocus:
     # says that the documents state for a relation is looked up, not computed from the question's
     documented: Mapping[str, tuple[tuple, ...]] = field(default_factory=dict)
 
-    def documents(self, relation: str, value: Any, args: tuple | None = None) -> bool:
+    def documents(self, relation: str, value: object, args: tuple | None = None) -> bool:
         """Whether the facts state ``value`` for ``relation`` (of ``args``, where given)."""
         return any(a[-1] == value and (args is None or tuple(a[:-1]) == tuple(args))
                    for a in self.documented.get(relation, ()))
@@ -84,19 +84,19 @@ class QuestionFocus:
         return (self.terms | self.name_cues) - named
 
 
-def relation_label(rulebase: Any, relation: str) -> str:
+def relation_label(rulebase: RuleBase, relation: str) -> str:
     """A relation as the rule author labels it ("hotel limit per night"), else its identifier in words."""
     sig = rulebase.relations.get(relation)
     return sig.label if sig is not None and sig.label else relation.replace("_", " ")
 
 
-def entity_label(rulebase: Any, value: Any) -> str:
+def entity_label(rulebase: RuleBase, value: object) -> str:
     """An entity id as the rule author labels it ("Tier 1"); any other value as written."""
     e = rulebase.entities.get(value) if isinstance(value, str) else None
     return e.label if e else str(value)
 
 
-def _type_fits(sig: Any, types: frozenset[str]) -> bool:
+def _type_fits(sig: RelationSig, types: frozenset[str]) -> bool:
     last = sig.params[-1].type
     if not types:
         return True
@@ -105,7 +105,7 @@ def _type_fits(sig: Any, types: frozenset[str]) -> bool:
     return bool(types & {"person", "entity"})
 
 
-def _currency_fits(sig: Any, currency: str | None) -> bool:
+def _currency_fits(sig: RelationSig, currency: str | None) -> bool:
     """A money relation declared in another currency does not answer a question asked in ``currency``."""
     p = sig.params[-1]
     if currency is None or p.type != "money" or not p.unit:
@@ -113,7 +113,7 @@ def _currency_fits(sig: Any, currency: str | None) -> bool:
     return canonical_currency(p.unit) == currency
 
 
-def param_fits(p: Any, value: Any) -> bool:
+def param_fits(p: Param, value: object) -> bool:
     """Can ``value`` be an argument declared as ``p`` (value type, currency, unit dimension)?"""
     if p.type not in VALUE_TYPES:
         return False
@@ -132,14 +132,14 @@ def param_fits(p: Any, value: Any) -> bool:
 
 
 def stated_values(question: str, entities: list[EntityMention],
-                  name_spans: Sequence[tuple[int, int]] = ()) -> list[tuple[Any, int, int]]:
+                  name_spans: Sequence[tuple[int, int]] = ()) -> list[tuple[Value, int, int]]:
     """The values ``question`` states outside the names it uses ("Tier 1", "AX-200" are names, and so is the
     "30-day pass" of ``name_spans``)."""
     return [(v, s, e) for v, _kind, s, e in find_values(blanked(question, [*((x.start, x.end) for x in entities),
                                                                            *name_spans]))]
 
 
-def sole_entities(rulebase: Any) -> dict[str, str]:
+def sole_entities(rulebase: RuleBase) -> dict[str, str]:
     """Entity type -> its one entity, for the types that have exactly one (the travel policy)."""
     by_type: dict[str, list[str]] = {}
     for e in rulebase.entities.values():
@@ -147,7 +147,7 @@ def sole_entities(rulebase: Any) -> dict[str, str]:
     return {t: ids[0] for t, ids in by_type.items() if len(ids) == 1}
 
 
-def value_fits(sig: Any, types: frozenset[str], currency: str | None) -> bool:
+def value_fits(sig: RelationSig, types: frozenset[str], currency: str | None) -> bool:
     """The relation's value is of a kind the question asks for (and in the currency it asks in)."""
     return _type_fits(sig, types) and _currency_fits(sig, currency)
 
@@ -178,7 +178,7 @@ def pronoun_resolved(question: str, found: list[EntityMention]) -> list[EntityMe
     return [x for x in found if x.type != types[0] or x.entity_id == last]
 
 
-def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.6,
+def parse_question(question: str, rulebase: RuleBase | None, *, min_score: float = 0.6,
                    described: Sequence[EntityMention] = (), types: frozenset[str] | None = None,
                    unnamed: Sequence[EntityMention] = (), implied: Mapping[tuple[str, int], str] | None = None,
                    namer: RelationNamer | None = None) -> QuestionFocus:
@@ -215,7 +215,7 @@ def parse_question(question: str, rulebase: Any | None, *, min_score: float = 0.
     return focus
 
 
-def _named_goals(rulebase: Any, focus: QuestionFocus, types: frozenset[str], values: list[tuple[Any, int, int]],
+def _named_goals(rulebase: RuleBase, focus: QuestionFocus, types: frozenset[str], values: list[tuple[Value, int, int]],
                  implied: Mapping[tuple[str, int], str], relation_terms: frozenset[str], least: float) -> list[Goal]:
     """The goals of every relation whose answer type and currency fit, whose name ``relation_terms`` say by
     ``least`` at least, and whose arguments but the last are bound (parse_question)."""
@@ -257,7 +257,7 @@ def _named_goals(rulebase: Any, focus: QuestionFocus, types: frozenset[str], val
     return goals
 
 
-def _meant_goals(focus: QuestionFocus, rulebase: Any, named_goals: Callable[[frozenset[str], float], list[Goal]],
+def _meant_goals(focus: QuestionFocus, rulebase: RuleBase, named_goals: Callable[[frozenset[str], float], list[Goal]],
                  min_score: float, namer: RelationNamer | None) -> list[Goal]:
     """The goals of a question whose words name no relation: a Chinese one read in the glossary's English (of
     the relations it then names, those that best translate it), an English one by the ``namer`` (the relation
@@ -290,8 +290,11 @@ def _meant_goals(focus: QuestionFocus, rulebase: Any, named_goals: Callable[[fro
     return [replace(g, score=meant[1]) for g in fitting if g.relation == meant[0].name] if meant else []
 
 
-def _product(choices: list[list[Any]]) -> list[list[Any]]:
-    out: list[list[Any]] = [[]]
+_T = TypeVar("_T")
+
+
+def _product(choices: list[list[_T]]) -> list[list[_T]]:
+    out: list[list[_T]] = [[]]
     for c in choices:
         out = [[*o, x] for o in out for x in c][:16]
     return out

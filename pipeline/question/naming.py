@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation, words
 from pipeline.text.terms import _STOP, CJK_RUN_RE, content_terms
 from pipeline.text.values import find_values
-from symbolic.model import VALUE_TYPES
+from symbolic import RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
 from symbolic.values import parse_number_word
 
 
@@ -56,10 +57,10 @@ def name_terms(text: str) -> set[str]:
     return content_terms(text) | value_terms(text)
 
 
-_NAME_RES: "weakref.WeakKeyDictionary[Any, list[re.Pattern]]" = weakref.WeakKeyDictionary()
+_NAME_RES: "weakref.WeakKeyDictionary[RuleBase, list[re.Pattern]]" = weakref.WeakKeyDictionary()
 
 
-def _name_patterns(rulebase: Any) -> list[re.Pattern]:
+def _name_patterns(rulebase: RuleBase) -> list[re.Pattern]:
     """Each English relation name as a pattern of its words, hyphens or spaces between them."""
     found = _NAME_RES.get(rulebase)
     if found is None:
@@ -74,7 +75,7 @@ def _name_patterns(rulebase: Any) -> list[re.Pattern]:
     return found
 
 
-def named_value_spans(question: str, rulebase: Any) -> list[tuple[int, int]]:
+def named_value_spans(question: str, rulebase: RuleBase | None) -> list[tuple[int, int]]:
     """The spans of ``question``'s values that lie in (or overlap) a relation's name said whole: "a 30-day pass",
     "a day pass"; not the "3 nights" of "the hotel limit per night for 3 nights"."""
     values = [(s, e) for _v, _k, s, e in find_values(question)]
@@ -84,7 +85,7 @@ def named_value_spans(question: str, rulebase: Any) -> list[tuple[int, int]]:
     return [(s, e) for s, e in values if any(s < ne and ns < e for ns, ne in said)]
 
 
-def relation_names(sig: Any) -> list[str]:
+def relation_names(sig: RelationSig) -> list[str]:
     """A relation's names: its label, aliases and identifier in words."""
     return [n for n in (sig.label, *sig.aliases, sig.name.replace("_", " ")) if n]
 
@@ -120,7 +121,7 @@ def _chinese_share(name: str, q_terms: frozenset[str]) -> float | None:
 ROOT_WEIGHT = 0.5
 
 
-def relation_score(sig: Any, q_terms: frozenset[str]) -> float:
+def relation_score(sig: RelationSig, q_terms: frozenset[str]) -> float:
     """The best share of one of the relation's names (label, aliases, id words) that the question uses: of
     its words (or, at ROOT_WEIGHT, their roots: "approve" says "approval", or a weak cue: "~limit" of "up to"), or
     of a Chinese name's characters."""
@@ -150,8 +151,8 @@ _TIME_WORDS = frozenset(words("question.time_words"))
 _HOW_WORDS = frozenset(words("question.how_words"))
 
 
-def half_named_and_meant(scored: Sequence[tuple[float, Any]], text: str,
-                         terms: frozenset[str]) -> tuple[Any, float] | None:
+def half_named_and_meant(scored: Sequence[tuple[float, RelationSig]], text: str,
+                         terms: frozenset[str]) -> tuple[RelationSig, float] | None:
     """The relation the sentence embedder finds closest (``scored``: pipeline.question.relation_namer's similarities, by
     HALF_MEANT, HALF_LEAD ahead) where the question says at least HALF_NAMED of its name; its score is the share
     of the name said."""
@@ -172,8 +173,8 @@ def half_named_and_meant(scored: Sequence[tuple[float, Any]], text: str,
 SOLE_MEANT = 0.2
 
 
-def sole_and_meant(scored: Sequence[tuple[float, Any]], text: str, named: Sequence[Any],
-                   rulebase: Any) -> tuple[Any, float] | None:
+def sole_and_meant(scored: Sequence[tuple[float, RelationSig]], text: str, named: Sequence[RelationSig],
+                   rulebase: RuleBase) -> tuple[RelationSig, float] | None:
     """``named``: the relations the question's named entities bind, of those it could ask. Their one relation,
     where the sentence embedder finds it the closest of those (``scored``: pipeline.question.relation_namer's
     similarities) by SOLE_MEANT at least, with that similarity."""
@@ -192,7 +193,7 @@ def sole_and_meant(scored: Sequence[tuple[float, Any]], text: str, named: Sequen
 _HOP_NOUNS = frozenset(words("question.hop_nouns"))
 
 
-def _names_a_link(text: str, rulebase: Any) -> bool:
+def _names_a_link(text: str, rulebase: RuleBase) -> bool:
     """The question names a relation between two entities ("reports to", "manager"), so it may ask about the
     entity that link leads to, not the one it names: no sole relation of the named entity is asked."""
     terms = frozenset(content_terms(text))
@@ -205,14 +206,14 @@ def _names_a_link(text: str, rulebase: Any) -> bool:
 _OWNED = re.compile(r"['’]s\s+([A-Za-z][A-Za-z-]*)")
 
 
-def _owns_another(text: str, sig: Any) -> bool:
+def _owns_another(text: str, sig: RelationSig) -> bool:
     """Something of a named entity's that is no word of the relation's name: "What may Sun Peng's manager
     approve?" asks about the manager, not about Sun Peng (English only)."""
     named = {t for n in relation_names(sig) for t in content_terms(n)}
     return any(content_terms(m.group(1)) - named for m in _OWNED.finditer(text))
 
 
-def sole_and_said(named: Sequence[Any], terms: frozenset[str]) -> tuple[Any, float] | None:
+def sole_and_said(named: Sequence[RelationSig], terms: frozenset[str]) -> tuple[RelationSig, float] | None:
     """``named``: the relations of the asked type whose arguments the question's named entities bind. Their one
     relation, where the question says part of its name other than a unit of time (the Chinese "how long is a lost
     wallet kept?" says the "kept" of "lost property retention period", a wallet's one duration), with that share:
@@ -223,14 +224,14 @@ def sole_and_said(named: Sequence[Any], terms: frozenset[str]) -> tuple[Any, flo
     return (named[0], said) if said > 0 else None
 
 
-def _in_its_unit(text: str, sig: Any) -> bool:
+def _in_its_unit(text: str, sig: RelationSig) -> bool:
     """The question names the relation's declared unit, not a unit of time ("How many km …" of a quantity[km])."""
-    unit = sig.params[-1].unit
+    unit = sig.params[-1].unit or ""
     return bool(unit) and unit.lower() not in _TIME_WORDS and \
         re.search(rf"(?<![A-Za-z]){re.escape(unit)}(?![A-Za-z])", text, re.IGNORECASE) is not None
 
 
-def named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
+def named_by_time_alone(sig: RelationSig, terms: frozenset[str]) -> bool:
     """Only units of time of the relation's English names are said, and each of its label and aliases has other
     words: "How many hours per week is the library open?" does not name "teaching hours per week"."""
     if relation_score(sig, terms - _TIME_WORDS) > 0:
@@ -239,7 +240,7 @@ def named_by_time_alone(sig: Any, terms: frozenset[str]) -> bool:
     return bool(names) and all(content_terms(n) - _TIME_WORDS for n in names)
 
 
-def _another_kind(text: str, sig: Any) -> bool:
+def _another_kind(text: str, sig: RelationSig) -> bool:
     """A word of the relation's name said with a qualifier its names lack, where a name qualifies that word with
     another: "what restocking fee applies?" asks another fee than "licence fee per robot per year"; but "keep a
     lost wallet" qualifies nothing "lost property kept for" does (English only)."""

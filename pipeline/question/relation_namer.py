@@ -15,6 +15,8 @@ import numpy as np
 
 from pipeline.question.naming import relation_names
 from pipeline.text.terms import CJK_RUN_RE
+from symbolic import RuleBase
+from symbolic.model import RelationSig
 
 # Cosine similarity of all-MiniLM-L6-v2 sentence vectors, chosen on the shipped and tuning sets' questions that
 # name no relation: the relation they ask scores 0.65-0.85 and leads by 0.1 or more; the unanswerable
@@ -31,9 +33,9 @@ class RelationNamer:
         self._embed = embed
         self.min_similarity = min_similarity
         self.margin = margin
-        self._names: weakref.WeakKeyDictionary[Any, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+        self._names: weakref.WeakKeyDictionary[RuleBase, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
 
-    def _vectors(self, rulebase: Any) -> dict[str, np.ndarray]:
+    def _vectors(self, rulebase: RuleBase) -> dict[str, np.ndarray]:
         """Relation -> its English names' vectors (label, aliases, id words), rows L2-normalised."""
         vectors = self._names.get(rulebase)
         if vectors is None:
@@ -46,7 +48,8 @@ class RelationNamer:
             self._names[rulebase] = vectors
         return vectors
 
-    def similarities(self, text: str, sigs: Sequence[Any], rulebase: Any) -> list[tuple[float, Any]]:
+    def similarities(self, text: str, sigs: Sequence[RelationSig],
+                     rulebase: RuleBase) -> list[tuple[float, RelationSig]]:
         """(the closest of its names' cosine similarity to ``text``, relation), closest first; empty for Chinese."""
         if not sigs or CJK_RUN_RE.search(text) or not text.strip():
             return []
@@ -55,12 +58,12 @@ class RelationNamer:
         scored = [(float(np.max(vectors[sig.name] @ query)), sig) for sig in sigs if sig.name in vectors]
         return sorted(scored, key=lambda p: -p[0])
 
-    def closest(self, text: str, sigs: Sequence[Any], rulebase: Any) -> tuple[Any, float] | None:
+    def closest(self, text: str, sigs: Sequence[RelationSig], rulebase: RuleBase) -> tuple[RelationSig, float] | None:
         """The relation of ``sigs`` that ``text`` means, with its similarity: at least ``min_similarity``, and
         ``margin`` ahead of the next; else None."""
         return self.closest_of(self.similarities(text, sigs, rulebase))
 
-    def closest_of(self, scored: Sequence[tuple[float, Any]]) -> tuple[Any, float] | None:
+    def closest_of(self, scored: Sequence[tuple[float, RelationSig]]) -> tuple[RelationSig, float] | None:
         """``closest`` on similarities already computed (``similarities``' list)."""
         if not scored or scored[0][0] < self.min_similarity:
             return None
@@ -69,14 +72,14 @@ class RelationNamer:
         return scored[0][1], scored[0][0]
 
 
-def _english_names(sig: Any) -> list[str]:
+def _english_names(sig: RelationSig) -> list[str]:
     return [n for n in dict.fromkeys(relation_names(sig)) if not CJK_RUN_RE.search(n)]
 
 
 _NAMERS: weakref.WeakKeyDictionary[Any, RelationNamer] = weakref.WeakKeyDictionary()
 
 
-def namer_for(retriever: Any) -> RelationNamer | None:
+def namer_for(retriever: object) -> RelationNamer | None:
     """The namer of the retriever's embedder (one per embedder), or None for a retriever without one."""
     embedder = getattr(retriever, "embedder", None)
     if embedder is None or not callable(getattr(embedder, "embed", None)) \

@@ -4,15 +4,16 @@ city,", Chinese "<Chen Wei in Chinese characters> (Chen Wei), grade K4")."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation, word_pattern
 from pipeline.readers.focus import negated
 from pipeline.readers.vocabulary import best_named, clause_gloss, clause_terms, pair_signatures, vocabulary_claim
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for
 from pipeline.text.entities import find_entities
 from pipeline.text.sentences import blanked, clause_around, sentences
-from symbolic import Claim
+from symbolic import Claim, RuleBase
 
 # What a subject is never carried across: a sentence-internal full stop, a semicolon, "so"/"but"/"while"
 # (a new statement, not a continuation of the subject's; lang/<code>/readers.toml subject_breaks).
@@ -25,7 +26,8 @@ _LEAD_RE = re.compile(rf"^\s*(?:{alternation('readers.appositive_leads')})\s*$",
 _APPOSED_RE = re.compile(r"^\s*[,，(（]\s*$")
 
 
-def apposition_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
+def apposition_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                           taken: Sequence[Claim]) -> list[Claim]:
     """For an entity of a pair relation's object type in a clause with no entity of the subject type: the
     relation with the sentence's one entity of the subject type before that clause, when the clause before
     the object is only a copula or article, or names at least half of one relation of the pair (and no

@@ -4,16 +4,16 @@ clause names ("volume discount band")."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import Lexicon, alternation
 from pipeline.question.focus import QuestionFocus, param_fits
 from pipeline.readers.focus import negated, sentence_claim
 from pipeline.readers.vocabulary import MIN_CLAUSE_SCORE, VOCABULARY_CLAIM_CF, best_named, clause_terms, value_clause
 from pipeline.text.values import ValueMention, find_values
-from symbolic import Claim
-from symbolic.model import VALUE_TYPES
-from symbolic.values import Money, Quantity
+from symbolic import Claim, RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
+from symbolic.values import Money, Quantity, Value
 
 # What stands between a range's bounds: "10 to 24", "10-24", "10–24", "10~24", Chinese "10 to 24" (lang/<code>/
 # readers.toml range_to: the English words, the dashes and tildes of every language, the Chinese words); "and" only
@@ -24,7 +24,7 @@ _AND_RE = re.compile(alternation("readers.range_and"), re.IGNORECASE)
 _BETWEEN_RE = re.compile(alternation("readers.range_between"), re.IGNORECASE)
 
 
-def band_signatures(rulebase: Any) -> list[Any]:
+def band_signatures(rulebase: RuleBase) -> list[RelationSig]:
     """Relations of a lower bound, an upper bound of the same type, and a value (all value types)."""
     return [sig for sig in rulebase.relations.values()
             if sig.arity == 3 and sig.params[0].type == sig.params[1].type
@@ -41,7 +41,7 @@ def ranges(answer: str, mentions: Sequence[ValueMention]) -> list[tuple[ValueMen
     return out
 
 
-def _with_unit_of(lo: Any, hi: Any) -> Any:
+def _with_unit_of(lo: Value, hi: Value) -> Value:
     """A bare lower bound takes the upper bound's unit: "5 to 10 years" bounds 5 years."""
     if type(lo) is Quantity and lo.unit == "":
         if isinstance(hi, Money):
@@ -52,7 +52,7 @@ def _with_unit_of(lo: Any, hi: Any) -> Any:
 
 
 def band_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                rulebase: Any) -> list[tuple[Claim, tuple[ValueMention, ValueMention, ValueMention]]]:
+                rulebase: RuleBase) -> list[tuple[Claim, tuple[ValueMention, ValueMention, ValueMention]]]:
     """For each range, the one value of a clause holding it (not a bound, not negated, not one the question
     states) that fits a band relation the clause names (by MIN_CLAUSE_SCORE of a name, and better than any
     other band relation): the claim, with the mentions it reads (lower bound, upper bound, value)."""

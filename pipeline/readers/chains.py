@@ -8,22 +8,22 @@ Petrakis is grade CR4, whose limit in Marrow Bay is USD 6,000" states Jonah Petr
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from typing import Sequence, cast
 
 from pipeline.readers.focus import sentence_around, sentence_claim
 from pipeline.readers.vocabulary import VOCABULARY_CLAIM_CF, best_named
 from pipeline.text.terms import content_terms
-from symbolic import Claim
-from symbolic.model import Atom, Var
+from symbolic import Claim, RuleBase
+from symbolic.model import Atom, BackwardRule, Var
 
 NAMED_SECOND_MIN = 0.5
 
 
-def chains(rulebase: Any) -> list[tuple[str, str, str]]:
+def chains(rulebase: RuleBase) -> list[tuple[str, str, str]]:
     """(head, first, second) relations of the rule base's two-link chains through a unique relation."""
     out = []
     for rule in rulebase.backward_rules:
-        prem = rule.premises
+        prem = cast("list[Atom]", rule.premises)     # read only once checked to be atoms
         if len(prem) != 2 or not all(isinstance(p, Atom) and len(p.args) == 2 for p in (rule.head, *prem)):
             continue
         if not all(isinstance(t, Var) for p in (rule.head, *prem) for t in p.args):
@@ -35,7 +35,7 @@ def chains(rulebase: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def chain_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+def chain_claims(answer: str, claims: Sequence[Claim], rulebase: RuleBase) -> list[Claim]:
     """The third link of each chain whose other two a sentence's claims state, unless claimed already; the
     second link only where one chain alone concludes the head through the first."""
     out: list[Claim] = []
@@ -67,7 +67,7 @@ def chain_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Cl
 
 
 def _named_second(sentence: str, head: str, first: str, found_chains: Sequence[tuple[str, str, str]],
-                  rulebase: Any) -> str | None:
+                  rulebase: RuleBase) -> str | None:
     """Of the second links of chains concluding ``head`` through ``first``, the one the sentence names best
     (at least half its name, and no tie): "Paris is a Tier 1 city with a limit of EUR 180 per night" says the
     tier's limit per night, not the tier's cap."""
@@ -76,11 +76,11 @@ def _named_second(sentence: str, head: str, first: str, found_chains: Sequence[t
     return named.name if named is not None else None
 
 
-def _value_premise(rule: Any, rulebase: Any) -> int | None:
+def _value_premise(rule: BackwardRule, rulebase: RuleBase) -> int | None:
     """The position of the one premise that gives a goal's value, where every premise is a plain atom of
     variables, the others are of unique relations, and the value premise's arguments are all bound by the head
     or the others; None for any other rule."""
-    prem = rule.premises
+    prem = cast("list[Atom]", rule.premises)     # read only once checked to be atoms
     if len(prem) < 2 or not _plain_atoms([rule.head, *prem]):
         return None
     value = rule.head.args[-1]
@@ -104,7 +104,7 @@ def _unify(atom: Atom, args: tuple, bindings: dict) -> dict | None:
     return out if len(atom.args) == len(args) else None
 
 
-def _plain_atoms(atoms: Sequence[Any]) -> bool:
+def _plain_atoms(atoms: Sequence[object]) -> bool:
     return all(isinstance(p, Atom) and all(isinstance(t, Var) for t in p.args) for p in atoms)
 
 
@@ -120,7 +120,7 @@ def _bind_each(premises: Sequence[Atom], said: Sequence[Claim], bindings: dict |
     return bindings
 
 
-def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: RuleBase) -> list[Claim]:
     """The premise giving a goal's value, read from a sentence claiming the goal's conclusion and its other
     premises, each by one claim; for heads one rule alone concludes (two rules through different premises do
     not say which holds)."""
@@ -133,14 +133,15 @@ def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> 
         at = _value_premise(rule, rulebase) if concluding[rule.head.relation] == 1 else None
         if at is None:
             continue
-        others = [p for i, p in enumerate(rule.premises) if i != at]
+        premises = cast("list[Atom]", rule.premises)   # plain atoms: _value_premise found the value's
+        others = [p for i, p in enumerate(premises) if i != at]
         for head in (c for c in claims if c.fact.relation == rule.head.relation):
             span = sentence_of[id(head)]
             said = [c for c in claims if sentence_of[id(c)] == span]
             bindings = _bind_each(others, said, _unify(rule.head, head.fact.args, {}))
             if bindings is None:
                 continue
-            base = rule.premises[at]
+            base = premises[at]
             found = (base.relation, tuple(bindings[v] for v in base.args))
             if found not in have:
                 have.add(found)
@@ -148,7 +149,7 @@ def goal_premise_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> 
     return out
 
 
-def goal_conclusion_claims(answer: str, claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+def goal_conclusion_claims(answer: str, claims: Sequence[Claim], rulebase: RuleBase) -> list[Claim]:
     """The conclusion of a goal of two or more premises, plain atoms of variables, that one sentence's claims
     state each by one claim, unless that conclusion is claimed already."""
     have = {(c.fact.relation, c.fact.args) for c in claims}
@@ -158,11 +159,12 @@ def goal_conclusion_claims(answer: str, claims: Sequence[Claim], rulebase: Any) 
     for rule in rulebase.backward_rules:
         if len(rule.premises) < 2 or not _plain_atoms([rule.head, *rule.premises]):
             continue
-        if not set(rule.head.args) <= {t for p in rule.premises for t in p.args}:
+        premises = cast("list[Atom]", rule.premises)   # plain atoms: _plain_atoms
+        if not set(rule.head.args) <= {t for p in premises for t in p.args}:
             continue
         for span in spans:
             said = [c for c in claims if sentence_of[id(c)] == span]
-            bindings = _bind_each(rule.premises, said, {})
+            bindings = _bind_each(premises, said, {})
             if bindings is None:
                 continue
             found = (rule.head.relation, tuple(bindings[v] for v in rule.head.args))

@@ -4,16 +4,18 @@ for 6 months at the Suzhou campus" the Suzhou campus's validity, read from a cla
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import Lexicon, alternation
 from pipeline.readers.focus import fits, sentence_around
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for, mask_citations
 from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.sentences import sentences
 from pipeline.text.values import find_values
-from symbolic import Claim, Fact, Provenance
-from symbolic.model import VALUE_TYPES
+from symbolic import Claim, Fact, Provenance, RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
+from symbolic.values import Value
 
 # Carried over, not said: a little weaker than the claim it copies the relation from.
 COORDINATION_CLAIM_CF = 0.85
@@ -32,7 +34,7 @@ _LINK_RE = re.compile(rf"^(?:\s|{'|'.join(Lexicon.load('en').words('readers.link
                       rf"[:：]|{'|'.join(Lexicon.load('zh').words('readers.link_words'))})*$", re.IGNORECASE)
 
 
-def _value_end(answer: str, claim: Claim, value: Any, entities: Sequence[EntityMention]) -> int | None:
+def _value_end(answer: str, claim: Claim, value: object, entities: Sequence[EntityMention]) -> int | None:
     """Where the claim's value ends in the answer (the last mention of it inside the claim's span)."""
     if isinstance(value, str):
         ends = [x.end for x in entities if x.entity_id == value and claim.start <= x.start and x.end <= claim.end]
@@ -42,8 +44,8 @@ def _value_end(answer: str, claim: Claim, value: Any, entities: Sequence[EntityM
     return ends[-1] if ends else None
 
 
-def _next_object(answer: str, pos: int, last_type: str, sig: Any, rulebase: Any,
-                 entities: Sequence[EntityMention]) -> tuple[Any, int, int] | None:
+def _next_object(answer: str, pos: int, last_type: str, sig: RelationSig, rulebase: RuleBase,
+                 entities: Sequence[EntityMention]) -> tuple[Value | str, int, int] | None:
     """The value (or entity of the relation's last type) right after the link words that start at ``pos``."""
     if last_type in VALUE_TYPES:
         for v, _k, s, e in find_values(mask_citations(answer[pos:pos + 80])):
@@ -57,7 +59,8 @@ def _next_object(answer: str, pos: int, last_type: str, sig: Any, rulebase: Any,
     return None
 
 
-def coordinated_claims(answer: str, passages: Sequence[Any], rulebase: Any, claims: Sequence[Claim]) -> list[Claim]:
+def coordinated_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                       claims: Sequence[Claim]) -> list[Claim]:
     """For each two-place claim, each clause joined right after its value that names another entity of the
     subject's type and then, with only link words between, a value the relation takes: the same relation
     about that entity. Chains on ("X of 1, Y of 2 and Z of 3"); never an entity the chain already read."""
@@ -97,8 +100,8 @@ def coordinated_claims(answer: str, passages: Sequence[Any], rulebase: Any, clai
 _CLAUSE_END_RE = re.compile(rf"[,;，；。!?]|\.(?:\s|$)|{alternation('readers.clause_conjunctions')}", re.IGNORECASE)
 
 
-def _gapped_argument(answer: str, passages: Sequence[Any], claim: Claim, sig: Any, entities: Sequence[EntityMention],
-                     sents: list[tuple[int, int]], read: set) -> list[Claim]:
+def _gapped_argument(answer: str, passages: Sequence[PassageLike], claim: Claim, sig: RelationSig,
+                     entities: Sequence[EntityMention], sents: list[tuple[int, int]], read: set) -> list[Claim]:
     """A relation of three or more places carried over to clauses joined after its claim that change one entity
     argument and the value, saying nothing else: "valid for 12 months in Glasgow and for 6 months at the Suzhou
     campus", Chinese "Glasgow 12 months, the Suzhou campus 6 months". Chains on; never arguments already read."""

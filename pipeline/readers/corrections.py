@@ -3,18 +3,19 @@ days of annual leave" claims annual leave of 30 days: the relation and subject c
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence, cast
 
 from pipeline.lang import alternation
 from pipeline.question.focus import QuestionFocus
 from pipeline.readers.focus import fits, negated
 from pipeline.readers.patterns import extract_claims
 from pipeline.readers.vocabulary import value_claims
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for, mask_citations
 from pipeline.text.entities import find_entities
 from pipeline.text.sentences import sentences
 from pipeline.text.values import find_values
-from symbolic import Claim, Fact, Provenance
+from symbolic import Claim, Fact, Provenance, RuleBase
 from symbolic.values import Money, Percentage, Quantity
 
 # The answer's own value, said against the question's: weaker than a stated relation, like a vocabulary read.
@@ -28,7 +29,7 @@ _X_NOT_Y_RE = re.compile(rf"^\s*[,，]?\s*(?:{alternation('readers.correction_le
 _Y_BUT_X_RE = re.compile(rf"^\s*[,，]?\s*(?:{alternation('readers.correction_turns')})\s*$", re.IGNORECASE)
 
 
-def _magnitude(v: Any) -> float | None:
+def _magnitude(v: object) -> float | None:
     if isinstance(v, Money):
         return v.amount
     if isinstance(v, (Quantity, Percentage)):
@@ -36,15 +37,15 @@ def _magnitude(v: Any) -> float | None:
     return None
 
 
-def _same_value(said: Any, premise: Any) -> bool:
+def _same_value(said: object, premise: object) -> bool:
     """The corrected value is the premise's: equal, or a bare number of the same magnitude ("30 days, not 35")."""
     if said == premise:
         return True
     bare = isinstance(said, Quantity) and said.unit == ""
-    return bare and _magnitude(premise) is not None and _magnitude(premise) == said.value
+    return bare and _magnitude(premise) is not None and _magnitude(premise) == cast(Quantity, said).value
 
 
-def question_claims(question: str, focus: QuestionFocus, rulebase: Any) -> list[Claim]:
+def question_claims(question: str, focus: QuestionFocus, rulebase: RuleBase) -> list[Claim]:
     """The relation claims a question states as its premise (patterns, then the vocabulary reader)."""
     names = [(e.start, e.end) for e in find_entities(question, rulebase)]
     claims, mentions = extract_claims(question, [], rulebase, names)
@@ -53,7 +54,7 @@ def question_claims(question: str, focus: QuestionFocus, rulebase: Any) -> list[
     return claims + [c for c, _m in value_claims(question, mentions, statement, rulebase)]
 
 
-def correction_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, rulebase: Any,
+def correction_claims(answer: str, passages: Sequence[PassageLike], focus: QuestionFocus, rulebase: RuleBase,
                       taken: Sequence[Claim]) -> list[Claim]:
     """For each pair of adjacent values that the answer sets against each other ("X, not Y", "not Y but
     X") where Y is the value of a premise the question states: the premise's relation and subject with

@@ -4,17 +4,18 @@ does."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation, words
 from pipeline.readers.focus import negated
 from pipeline.readers.vocabulary import vocabulary_claim
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for
 from pipeline.text.entities import find_entities
 from pipeline.text.sentences import clause_around, sentences
 from pipeline.text.terms import content_terms
-from symbolic import Claim
-from symbolic.model import VALUE_TYPES
+from symbolic import Claim, RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
 
 # Characters that tie a Chinese name to its predicate without saying anything ("A's direct superior is B": the
 # possessive particle and the copulas; lang/zh/readers.toml function_characters).
@@ -24,7 +25,7 @@ _ADVERB_SUFFIXES = words("readers.adverb_suffixes")
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
 
 
-def _names(sig: Any) -> list[str]:
+def _names(sig: RelationSig) -> list[str]:
     return [n for n in (sig.label, *sig.aliases) if n and n.strip()]
 
 
@@ -46,12 +47,13 @@ def _says_only(between: str, name: str) -> bool:
     return not extra
 
 
-def directed_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
+def directed_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                         taken: Sequence[Claim]) -> list[Claim]:
     """A relation whose two arguments have one entity type, claimed for two such entities of one clause when
     one of the relation's names (label or alias) stands whole between them with nothing else said: the
     first is the subject. Never negated, never a subject whose relation is already read, never when two
     relations of that type would be named."""
-    by_type: dict[str, list[Any]] = {}
+    by_type: dict[str, list[RelationSig]] = {}
     for sig in rulebase.relations.values():
         if sig.arity == 2 and sig.params[0].type == sig.params[1].type and sig.params[0].type not in VALUE_TYPES:
             by_type.setdefault(sig.params[0].type, []).append(sig)

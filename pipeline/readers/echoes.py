@@ -4,18 +4,18 @@ see it (the readers of values skip a value the question states, lest a compariso
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation
 from pipeline.question.answer_types import asking_clause
 from pipeline.question.focus import QuestionFocus
 from pipeline.readers.corrections import CORRECTION_CLAIM_CF
 from pipeline.readers.focus import mention_claim, negated
-from pipeline.text.entities import find_entities
+from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.sentences import clause_around
 from pipeline.text.terms import content_terms
-from pipeline.text.values import find_values
-from symbolic import Claim
+from pipeline.text.values import ValueMention, find_values
+from symbolic import Claim, RuleBase
 
 # Words that deny what the clause says ("the 36 months you mention are wrong", Chinese "not every 30 days"): such a
 # clause quotes the premise to correct it (lang/<code>/readers.toml denials).
@@ -26,8 +26,8 @@ _WHY_RE = re.compile(rf"^\W*(?:{alternation('readers.why_words')})", re.IGNORECA
 MIN_SHARED_WORDS = 2
 
 
-def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim], focus: QuestionFocus,
-                rulebase: Any, taken: Sequence[Claim]) -> list[tuple[Claim, Any]]:
+def echo_claims(answer: str, mentions: Sequence[ValueMention], premises: Sequence[Claim], focus: QuestionFocus,
+                rulebase: RuleBase, taken: Sequence[Claim]) -> list[tuple[Claim, ValueMention]]:
     """Each premise of the question (pipeline.readers.premises.stated_premises) whose value an unread mention of the answer
     says, undenied, in a clause that restates it: naming one of its entities and no other of their types, or
     sharing MIN_SHARED_WORDS of its words; never where the answer already claims that relation of those entities.
@@ -36,7 +36,7 @@ def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim],
     asked about ("How much is a ride for riders over 65?"), and a premise about an entity the question describes
     rather than names ("the bus model that has 52 seats") a description the answer repeats. The claim is the
     premise's relation and arguments with the answer's span (extractor "echo")."""
-    out: list[tuple[Claim, Any]] = []
+    out: list[tuple[Claim, ValueMention]] = []
     have = {(c.fact.relation, tuple(c.fact.args[:-1])) for c in taken}
     described = {m.entity_id for m in focus.entities if m.described_by}
     asking = asking_clause(focus.question)[0]
@@ -62,7 +62,7 @@ def echo_claims(answer: str, mentions: Sequence[Any], premises: Sequence[Claim],
     return out
 
 
-def _restates(said: set[str], named: Sequence[Any], premise: Claim, args: tuple, rulebase: Any) -> bool:
+def _restates(said: set[str], named: Sequence[EntityMention], premise: Claim, args: tuple, rulebase: RuleBase) -> bool:
     """Whether the answer's clause (its content words ``said``, the entities ``named``) restates the
     premise: an entity of the premise named and no other entity of its types, or words of the premise's text."""
     sig = rulebase.relations.get(premise.fact.relation)

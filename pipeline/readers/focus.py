@@ -6,21 +6,25 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence, cast
 
 from pipeline.lang import alternation
 from pipeline.proof.proving import COUNT_WORDS, asks_a_computation
 from pipeline.question.answer_types import TOTAL_WORDS
-from pipeline.question.focus import QuestionFocus, param_fits
+from pipeline.question.focus import Goal, QuestionFocus, param_fits
 from pipeline.question.naming import relation_score
+from pipeline.seams import Generator, PassageLike, TokenizerLike
 from pipeline.text.citations import cited_for
-from pipeline.text.entities import find_entities
+from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.sentences import blanked, clause_around, sentences
 from pipeline.text.terms import content_terms
 from pipeline.text.values import ValueMention, find_values
-from symbolic import Claim, Fact, Provenance
-from symbolic.model import VALUE_TYPES
+from symbolic import Claim, Fact, Provenance, RuleBase
+from symbolic.model import VALUE_TYPES, Entity, RelationSig
 from symbolic.values import Quantity
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +39,7 @@ MIN_RELATION_SCORE = 0.5   # at least half of a relation's name among the senten
 NONE = "none of these"
 
 
-def fits(sig: Any, value: Any) -> bool:
+def fits(sig: RelationSig, value: object) -> bool:
     """Can ``value`` be the last argument of relation ``sig`` (type, and unit dimension)?"""
     return param_fits(sig.params[-1], value)
 
@@ -70,7 +74,7 @@ def mention_claim(relation: str, subjects: tuple, m: ValueMention, answer: str, 
     return sentence_claim(relation, (*subjects, m.value), answer, s, e, m.cited, extractor, cf)
 
 
-def names_fit(args: Sequence[str], sig: Any, in_sentence: Sequence[Any]) -> bool:
+def names_fit(args: Sequence[str], sig: RelationSig, in_sentence: Sequence[EntityMention]) -> bool:
     """Every bound argument is named by the sentence, or the sentence names no other entity of its type."""
     for arg, p in zip(args, sig.params):
         named = {x.entity_id for x in in_sentence if x.type == p.type}
@@ -80,7 +84,7 @@ def names_fit(args: Sequence[str], sig: Any, in_sentence: Sequence[Any]) -> bool
 
 
 def focus_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                 rulebase: Any, premises: Sequence[Claim] = ()) -> list[tuple[Claim, ValueMention]]:
+                 rulebase: RuleBase, premises: Sequence[Claim] = ()) -> list[tuple[Claim, ValueMention]]:
     """A value of the asked relation's type, in a sentence that names the asked entity or no other
     entity of its type, is that relation's claim about that entity ("It costs EUR 38,500 [1]" to "what
     does the AX-200 cost?"). One claim per goal: the first fitting value. When the question states values of
@@ -139,7 +143,8 @@ def _counts(question: str, focus: QuestionFocus) -> bool:
     return any(isinstance(v, Quantity) and v.dimension in ("", "count") for v, *_ in find_values(unnamed))
 
 
-def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[Any], goal: Any, sig: Any) -> bool:
+def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequence[EntityMention], goal: Goal,
+                       sig: RelationSig) -> bool:
     """The value's own clause names another entity of an asked argument's type: "the Chengdu depot … is 12 months,
     Marrow Bay 24 months" gives the 24 months to Marrow Bay."""
     cs, ce = clause_around(answer, m.start, m.end)
@@ -147,7 +152,7 @@ def _clause_of_another(answer: str, m: ValueMention, s: int, in_sentence: Sequen
                for x in in_sentence for arg, p in zip(goal.args, sig.params))
 
 
-def focus_entity_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, rulebase: Any,
+def focus_entity_claims(answer: str, passages: Sequence[PassageLike], focus: QuestionFocus, rulebase: RuleBase,
                         taken: Sequence[Claim]) -> list[Claim]:
     """An entity of the asked relation's value type that the answer names and the question does not, in a
     sentence that names the asked entity or no other entity of its type, is that relation's claim about it
@@ -157,8 +162,8 @@ def focus_entity_claims(answer: str, passages: Sequence[Any], focus: QuestionFoc
     (_said_of); never an entity the answer negates, nor a goal another reader already claimed."""
     sigs = {g.relation: rulebase.relations.get(g.relation) for g in focus.goals}
     best = [g for g in focus.goals if g.score == focus.goals[0].score]
-    goals = [g for g in best if sigs[g.relation] is not None and sigs[g.relation].arity == len(g.args) + 1
-             and sigs[g.relation].params[-1].type not in VALUE_TYPES]
+    goals = [g for g in best if (sig := sigs[g.relation]) is not None and sig.arity == len(g.args) + 1
+             and sig.params[-1].type not in VALUE_TYPES]
     if not goals:
         return []
     asked = {x.entity_id for x in find_entities(focus.question, rulebase)} | {x.entity_id for x in focus.entities}
@@ -167,7 +172,7 @@ def focus_entity_claims(answer: str, passages: Sequence[Any], focus: QuestionFoc
     in_sentences = [(s, e, find_entities(answer[s:e], rulebase)) for s, e in sents]
     out: list[Claim] = []
     for goal in goals:
-        sig = sigs[goal.relation]
+        sig = cast(RelationSig, sigs[goal.relation])     # a goal's relation is known (goals above)
         if (goal.relation, tuple(goal.args)) in have:
             continue
         found = []
@@ -184,7 +189,7 @@ def focus_entity_claims(answer: str, passages: Sequence[Any], focus: QuestionFoc
     return out
 
 
-def _said_of(args: Sequence[str], sig: Any, x: Any, named: Sequence[Any]) -> bool:
+def _said_of(args: Sequence[str], sig: RelationSig, x: EntityMention, named: Sequence[EntityMention]) -> bool:
     """No other entity of an asked argument's type stands between that argument and ``x``: "Sun Peng reports to
     Zhao Lin, who is at the Chengdu depot" gives the depot to Zhao Lin, not to Sun Peng."""
     for arg, p in zip(args, sig.params):
@@ -194,7 +199,7 @@ def _said_of(args: Sequence[str], sig: Any, x: Any, named: Sequence[Any]) -> boo
     return True
 
 
-def _candidates(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[Any]:
+def _candidates(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: RuleBase) -> list[RelationSig]:
     """Relations the value's type fits whose name the answer's sentence itself uses (at least half of it)."""
     terms = frozenset(content_terms(sentence))
     sigs = [sig for sig in rulebase.relations.values() if sig.arity == 2 and fits(sig, m.value)]
@@ -202,7 +207,7 @@ def _candidates(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: 
     return [sig for sig in scored if relation_score(sig, terms) >= MIN_RELATION_SCORE][:MAX_RELATIONS]
 
 
-def _subjects(etype: str, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[Any]:
+def _subjects(etype: str, sentence: str, focus: QuestionFocus, rulebase: RuleBase) -> list[Entity]:
     """Entities of the type that the sentence or the question names; the type's only entity when it has
     one (a policy the rules know one of); else none: the model is not asked to guess a subject."""
     named = [x.entity_id for x in find_entities(sentence, rulebase) if x.type == etype]
@@ -220,14 +225,14 @@ class ChoiceLogitsProcessor:
     def __init__(self, allowed: Sequence[int]):
         self.allowed = list(allowed)
 
-    def __call__(self, token_ids: list[int], logits: Any) -> Any:
+    def __call__(self, token_ids: list[int], logits: torch.Tensor) -> torch.Tensor:
         import torch
         mask = torch.full_like(logits, float("-inf"))
         mask[..., self.allowed] = 0.0
         return logits + mask
 
 
-def _digit_tokens(tokenizer: Any, n: int) -> list[int] | None:
+def _digit_tokens(tokenizer: TokenizerLike, n: int) -> list[int] | None:
     """Token ids of "0".."n" when each is one token (true of the Llama and Qwen2 tokenizers); else None."""
     ids = []
     for i in range(n + 1):
@@ -241,18 +246,20 @@ def _digit_tokens(tokenizer: Any, n: int) -> list[int] | None:
     return ids
 
 
-def options_for(m: ValueMention, sentence: str, focus: QuestionFocus, rulebase: Any) -> list[tuple[Any, Any]]:
+def options_for(m: ValueMention, sentence: str, focus: QuestionFocus,
+                rulebase: RuleBase) -> list[tuple[RelationSig, Entity]]:
     """(relation, subject entity) pairs the value could state: relations its type fits whose names the
     sentence or question use, about entities of the relation's subject type that they name (else any)."""
-    opts: list[tuple[Any, Any]] = []
+    opts: list[tuple[RelationSig, Entity]] = []
     for sig in _candidates(m, sentence, focus, rulebase):
         for ent in _subjects(sig.params[0].type, sentence, focus, rulebase)[:3]:
             opts.append((sig, ent))
     return opts[:MAX_OPTIONS]
 
 
-def lm_claims(generator: Any, context: Sequence[dict], answer: str, mentions: Sequence[ValueMention],
-              focus: QuestionFocus, rulebase: Any, *, max_values: int = MAX_LM_VALUES) -> list[tuple[Claim, ValueMention]]:
+def lm_claims(generator: Generator, context: Sequence[dict], answer: str, mentions: Sequence[ValueMention],
+              focus: QuestionFocus, rulebase: RuleBase, *,
+              max_values: int = MAX_LM_VALUES) -> list[tuple[Claim, ValueMention]]:
     """The model reads which rule-base fact each remaining value states: the candidate facts (relation and
     entity from the vocabulary) are numbered and the reply is constrained to one of those numbers, so the
     output always parses, never names anything outside the rule base, and costs one decode step.

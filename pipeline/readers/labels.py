@@ -13,8 +13,9 @@ from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.glossary import gloss
 from pipeline.text.terms import content_terms
 from pipeline.text.values import ValueMention
-from symbolic import Claim
-from symbolic.model import VALUE_TYPES
+from symbolic import Claim, RuleBase
+from symbolic.model import VALUE_TYPES, Param, RelationSig
+from symbolic.values import Value
 
 # A label runs from a clause start to a colon, with at most one bracketed qualifier right before the colon.
 _LABEL_RE = re.compile(r"(?P<label>[^()（）\[\];；,，。.!?！？:：|\n]{2,60}?)\s*"
@@ -22,7 +23,7 @@ _LABEL_RE = re.compile(r"(?P<label>[^()（）\[\];；,，。.!?！？:：|\n]{2,
 
 
 def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                 rulebase: Any) -> list[tuple[Claim, ValueMention | None]]:
+                 rulebase: RuleBase) -> list[tuple[Claim, ValueMention | None]]:
     """A claim for each "label (about): X" whose label names, by MIN_CLAUSE_SCORE at least and better than any
     other, one relation that X (a value of ``mentions``, not negated, or an entity) can end; its subjects
     are the bracket's entities of their types, else found as ``entity_subject`` says, and its values the
@@ -61,20 +62,20 @@ def label_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     return out
 
 
-def _placeable(sig: Any) -> bool:
+def _placeable(sig: RelationSig) -> bool:
     """Arguments before the last that a label can place: entities of distinct types, and values the question
     states ("volume discount: 8 %" to "what do 10 robots cost?" is the discount for 10)."""
     entity_types = [p.type for p in sig.params[:-1] if p.type not in VALUE_TYPES]
     return len(set(entity_types)) == len(entity_types)
 
 
-def _stated(param: Any, stated: list[Any]) -> Any:
+def _stated(param: Param, stated: list[Value]) -> Value | None:
     """The question's one value that fits ``param``, else None."""
     fitting = list(dict.fromkeys(v for v in stated if param_fits(param, v)))
     return fitting[0] if len(fitting) == 1 else None
 
 
-def _entity_valued(rulebase: Any, etype: str) -> list[Any]:
+def _entity_valued(rulebase: RuleBase, etype: str) -> list[RelationSig]:
     """Two-place relations from another entity type to ``etype`` ("city tier": city -> tier)."""
     return [sig for sig in rulebase.relations.values()
             if sig.arity == 2 and sig.params[1].type == etype

@@ -2,18 +2,19 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for, mask_citations
 from pipeline.text.entities import find_entities
 from pipeline.text.sentences import sentence_at, sentences
 from pipeline.text.values import ValueMention, find_values, unit_word
-from symbolic import Claim, Fact
+from symbolic import Claim, Fact, Provenance, RuleBase
 from symbolic.model import Const
 from symbolic.values import Quantity
 
 
-def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
+def extract_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
                    names: Sequence[tuple[int, int]] = ()) -> tuple[list[Claim], list[ValueMention]]:
     """The answer's relation claims (rule-file patterns) and its stated values, each with its span and
     the doc ids it cites. Values inside a relation claim's span are checked by that claim, not twice;
@@ -37,7 +38,7 @@ def extract_claims(answer: str, passages: Sequence[Any], rulebase: Any,
     return claims, values
 
 
-def _named_for_constant(fact: Fact, text: str, sents: list[tuple[int, int]], start: int, rulebase: Any) -> Fact:
+def _named_for_constant(fact: Fact, text: str, sents: list[tuple[int, int]], start: int, rulebase: RuleBase) -> Fact:
     """A pattern's constant argument (\"-> loan_item_limit(user_type, glasgow, n)\": the rule author's English
     documents are Glasgow's) gives way to the one entity of its type that the answer's sentence names instead: "At
     the Suzhou campus an undergraduate may borrow 10 items" states Suzhou's limit, not Glasgow's."""
@@ -66,8 +67,8 @@ def _dedupe(found: list[tuple[Fact, int, int]]) -> list[tuple[Fact, int, int]]:
 
 
 def provenance(source: str, doc_id: str | None = None, start: int | None = None, end: int | None = None,
-                superseded: bool = False, effective_date: Any = None, authority: str | None = None,
-                rule_id: str | None = None) -> Any:
+                superseded: bool = False, effective_date: object = None, authority: str | None = None,
+                rule_id: str | None = None) -> Provenance:
     from symbolic import Provenance
     return Provenance(source, doc_id=doc_id, start=start, end=end, superseded=superseded, rule_id=rule_id,
                       effective_date=None if effective_date is None else str(effective_date), authority=authority)

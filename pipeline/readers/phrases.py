@@ -16,15 +16,16 @@ from pipeline.question.focus import QuestionFocus, param_fits, stated_values
 from pipeline.question.naming import relation_names
 from pipeline.readers.focus import fits
 from pipeline.readers.vocabulary import entity_subject
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for
 from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.script import is_chinese
 from pipeline.text.sentences import sentences
 from pipeline.text.values import ValueMention, find_values
 from pipeline.text.wording import plain_label
-from symbolic import Claim, Fact, Provenance
-from symbolic.model import VALUE_TYPES
-from symbolic.values import Quantity
+from symbolic import Claim, Fact, Provenance, RuleBase
+from symbolic.model import VALUE_TYPES, Param, RelationSig
+from symbolic.values import Quantity, Value
 
 # The reading follows the rule author's own name for the relation: as strong as the vocabulary reader's.
 PHRASE_CLAIM_CF = 0.9
@@ -52,7 +53,7 @@ class _Form:
 _FORMS: "weakref.WeakKeyDictionary[Any, list[_Form]]" = weakref.WeakKeyDictionary()
 
 
-def _forms(rulebase: Any) -> list[_Form]:
+def _forms(rulebase: RuleBase) -> list[_Form]:
     """For each name of each relation, the sentence forms that use it as the subject of "is" (cached per
     rule base): with the other arguments after "for"/"of" or before a colon (English), before a possessive
     particle (Chinese: _POSSESSIVE), or none."""
@@ -85,7 +86,8 @@ def _forms(rulebase: Any) -> list[_Form]:
     return forms
 
 
-def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, rulebase: Any) -> list[Claim]:
+def phrase_claims(answer: str, passages: Sequence[PassageLike], focus: QuestionFocus,
+                  rulebase: RuleBase) -> list[Claim]:
     """A claim for each "<name> for <subject> is <X>" (and the forms ``_forms`` lists) where X, right after
     the verb, is a value or entity the relation can end with (so "is not X" reads nothing), and the
     subject's entities and values place every argument before the last, each of its own parameter, none
@@ -98,6 +100,7 @@ def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, ru
     stated = [v for v, _s, _e in stated_values(focus.question, focus.entities, focus.name_spans)]
     found: dict[int, Claim] = {}
     lowered = answer.lower()
+    last: Value | str
     for form in _forms(rulebase):
         if form.needle not in lowered:
             continue
@@ -128,12 +131,13 @@ def phrase_claims(answer: str, passages: Sequence[Any], focus: QuestionFocus, ru
     return sorted(found.values(), key=lambda c: c.start)
 
 
-def _ends_with_entity(sig: Any, x: EntityMention) -> bool:
+def _ends_with_entity(sig: RelationSig, x: EntityMention) -> bool:
     return sig.params[-1].type not in VALUE_TYPES and sig.params[-1].type == x.type
 
 
-def _arguments(sig: Any, subject: str, offset: int, sents: Sequence[tuple[int, int]], entities: Sequence[EntityMention],
-               focus: QuestionFocus, stated: Sequence[Any], rulebase: Any) -> tuple | None:
+def _arguments(sig: RelationSig, subject: str, offset: int, sents: Sequence[tuple[int, int]],
+               entities: Sequence[EntityMention], focus: QuestionFocus, stated: Sequence[Value],
+               rulebase: RuleBase) -> tuple | None:
     """The arguments before the last, read from ``subject`` (at ``offset`` in the answer, whose sentences are
     ``sents``), else the sentence's, the question's or the type's only entity (entity_subject) or the question's
     only fitting value; None when one cannot be placed, is placed twice, or the subject names something no
@@ -174,7 +178,7 @@ def _arguments(sig: Any, subject: str, offset: int, sents: Sequence[tuple[int, i
     return tuple(args)
 
 
-def _as_param(p: Any, value: Any) -> Any:
+def _as_param(p: Param, value: Value) -> Value | None:
     """``value`` as an argument of ``p``: itself when it fits; a count said with the parameter's own name
     ("4 days" for ``days: number``) as the plain number."""
     if param_fits(p, value):

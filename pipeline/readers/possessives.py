@@ -8,18 +8,19 @@ pipeline.readers.phrases."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation, words
 from pipeline.question.naming import name_terms, relation_names, word_root
 from pipeline.readers.focus import fits, sentence_claim
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for
 from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.sentences import sentences
 from pipeline.text.terms import content_terms
 from pipeline.text.values import find_values
-from symbolic import Claim
-from symbolic.model import VALUE_TYPES
+from symbolic import Claim, RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
 
 # A reading of the rule author's vocabulary from one word of a name: as strong as the vocabulary reader's.
 POSSESSIVE_CLAIM_CF = 0.9
@@ -39,7 +40,7 @@ _PERSON_TYPE = re.compile(alternation("readers.person_types"), re.IGNORECASE)
 _WHO_AFTER = re.compile(rf",?\s*(?:{alternation('readers.person_relatives')})\b")
 
 
-def _owned_relations(rulebase: Any, etype: str, head: str, value: Any) -> list[Any]:
+def _owned_relations(rulebase: RuleBase, etype: str, head: str, value: object) -> list[RelationSig]:
     """The two-argument relations of an ``etype`` owner whose value ``value`` fits and one of whose names
     holds every content word of ``head`` (or its root)."""
     words = content_terms(head)
@@ -57,7 +58,7 @@ def _owned_relations(rulebase: Any, etype: str, head: str, value: Any) -> list[A
     return out
 
 
-def possessive_claims(answer: str, passages: Sequence[Any], rulebase: Any) -> list[Claim]:
+def possessive_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase) -> list[Claim]:
     """A claim for each possessive "<owner>'s <head> is <value>" (and "his/her/its/their <head> is <value>",
     the owner the likeliest entity the pronoun may stand for whose type the head fits: ``antecedents``) whose head
     names exactly one relation of the owner's type; the value must follow the verb at once."""

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof
 from pipeline.question.answer_types import SITUATION, asking_clause
 from pipeline.question.focus import Goal, QuestionFocus, relation_label
 from pipeline.readers.corrections import question_claims
+from pipeline.seams import PassageLike
 from pipeline.text.citations import mask_citations
 from pipeline.text.sentences import blanked, last_sentence, sentence_at, sentences
 from pipeline.text.values import find_values, states_value
-from symbolic import BackwardChainer, Claim
+from symbolic import BackwardChainer, Claim, Fact, RuleBase
 from symbolic.values import format_value
 
 # A sentence asking yes or no puts its values to the test ("May I fly business class on a 5-hour
@@ -34,10 +35,10 @@ class PremiseCorrection:
     """A premise of the question and the proof of the value the documents give instead."""
     premise: Claim
     proof: ProvenAnswer
-    passages: list[Any] = field(default_factory=list)   # the chunks stating the proof's facts
+    passages: list[PassageLike] = field(default_factory=list)   # the chunks stating the proof's facts
 
     @property
-    def stated(self) -> Any:
+    def stated(self) -> object:
         return self.premise.fact.args[-1]
 
     def to_dict(self) -> dict:
@@ -51,7 +52,7 @@ def _asks_yes_no(question: str) -> bool:
     return bool(last) and _YES_NO.search(last) is not None
 
 
-def stated_premises(question: str, focus: QuestionFocus, rulebase: Any) -> list[Claim]:
+def stated_premises(question: str, focus: QuestionFocus, rulebase: RuleBase) -> list[Claim]:
     """The relation claims ``question`` asserts as facts: none in a yes/no question, none in a sentence
     about the asker's own case or a supposition, and no value a goal takes as its input ("a site that runs
     only 3 robots" is the count a licence cost is computed for, not a minimum the asker asserts)."""
@@ -64,7 +65,7 @@ def stated_premises(question: str, focus: QuestionFocus, rulebase: Any) -> list[
             and c.fact.args[-1] not in inputs]
 
 
-def disproved_premises(focus: QuestionFocus, rulebase: Any, evidence: Sequence[Any], *, max_depth: int = 20,
+def disproved_premises(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence[Fact], *, max_depth: int = 20,
                        margin: float = MARGIN) -> list[PremiseCorrection]:
     """Each premise of ``focus.question`` whose relation the rules prove, unambiguously, to have another
     value for the same arguments."""
@@ -116,8 +117,8 @@ def rest_of_question(focus: QuestionFocus, corrections: Sequence[PremiseCorrecti
                    goals=[g for g in focus.goals if (g.relation, g.args) not in premised])
 
 
-def premise_gap(answer: str, values: Sequence[Any], corrections: Sequence[PremiseCorrection],
-                rulebase: Any) -> str | None:
+def premise_gap(answer: str, values: Sequence[object], corrections: Sequence[PremiseCorrection],
+                rulebase: RuleBase) -> str | None:
     """None when ``answer`` states the value each disproved premise should have; otherwise what it must say
     (``values``: the values its claims and mentions state)."""
     def wrong(premises: Sequence[PremiseCorrection]) -> str:

@@ -8,20 +8,22 @@ to be read without a parser."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import word_pattern
 from pipeline.readers.possessives import PERSON_POSSESSIVES, antecedents, may_stand_for
 from pipeline.readers.vocabulary import entity_pair_claims
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for, mask_citations
 from pipeline.text.entities import find_entities
 from pipeline.text.sentences import sentences
-from symbolic import Claim, Provenance
+from symbolic import Claim, Provenance, RuleBase
 
 _PERSONAL = re.compile(word_pattern("readers.personal_pronouns"), re.IGNORECASE)
 
 
-def pronoun_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
+def pronoun_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                   taken: Sequence[Claim]) -> list[Claim]:
     """Each pattern or entity-pair fact read with a pronoun's antecedent in its place whose match holds that name and has the
     antecedent as an argument, unless claimed already; its span is mapped back onto the answer."""
     entities = find_entities(answer, rulebase)

@@ -4,22 +4,23 @@ relation of that entity's type, by the rule vocabulary's names, states that rela
 need be written for each row: the rows' labels are the relations' names."""
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Iterator
 
 from pipeline.readers.focus import fits
 from pipeline.readers.vocabulary import MIN_CLAUSE_SCORE, best_named
+from pipeline.seams import PassageLike
 from pipeline.text.entities import find_entities
 from pipeline.text.tables import is_separator
 from pipeline.text.terms import content_terms
 from pipeline.text.values import find_values
-from symbolic import Fact
-from symbolic.model import VALUE_TYPES
+from symbolic import Fact, RuleBase
+from symbolic.model import VALUE_TYPES, Entity
 
 # A reading from names alone, with no pattern written for it (as vocabulary_reading's claims).
 PROPERTY_ROW_CF = 0.9
 
 
-def document_subject(passage: Any, rulebase: Any) -> Any | None:
+def document_subject(passage: PassageLike, rulebase: RuleBase) -> Entity | None:
     """The one entity the passage's document title names, else None."""
     title = getattr(passage, "title", None) or ""
     ids = {x.entity_id for x in find_entities(title, rulebase)} if title else set()
@@ -44,7 +45,7 @@ def _rows(text: str) -> Iterator[tuple[int, str, str, int]]:
         yield start, label.strip(), value, value_start + len(value)
 
 
-def property_row_facts(passage: Any, rulebase: Any) -> list[tuple[Fact, int, int]]:
+def property_row_facts(passage: PassageLike, rulebase: RuleBase) -> list[tuple[Fact, int, int]]:
     """(fact, start, end in the passage) for each row of the passage's property tables that states one value
     of one relation of its document's subject: the relation whose name the row label says best (by
     MIN_CLAUSE_SCORE at least, no tie), among those of the subject's type that the value fits."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence, cast
 
 from pipeline.question.focus import QuestionFocus
 from pipeline.readers.premises import stated_premises
+from pipeline.seams import Generator, PassageLike
 from pipeline.text.values import ValueMention
-from symbolic import Claim
+from symbolic import Claim, RuleBase
 
 
 @dataclass
@@ -19,11 +20,11 @@ class Reading:
     no reader has placed yet (a subsequence of ``mentions``, in order); ``claims``: what the readers read."""
 
     answer: str
-    passages: Sequence[Any]
+    passages: Sequence[PassageLike]
     context: Sequence[dict]          # the chat the draft answers (the model reader puts it to the model again)
     focus: QuestionFocus
-    rulebase: Any
-    generator: Any = None
+    rulebase: RuleBase | None
+    generator: Generator | None = None
     claims: list[Claim] = field(default_factory=list)
     mentions: list[ValueMention] = field(default_factory=list)
     left: list[ValueMention] = field(default_factory=list)
@@ -33,17 +34,22 @@ class Reading:
     # the relation the focus reader placed each mention in (by id): another reader may read a second one
     focus_relations: dict[int, str] = field(default_factory=dict)
 
-    @cached_property
-    def premises(self) -> list[Any]:
-        """The premises the question states (read once, where the draft states values no pattern read)."""
-        return stated_premises(self.focus.question, self.focus, self.rulebase) if self.mentions else []
+    @property
+    def rules(self) -> RuleBase:
+        """``rulebase``, which a registered reader always has: registry.read runs none without one."""
+        return cast(RuleBase, self.rulebase)
 
-    def place(self, placed: Sequence[tuple[Claim, Any]]) -> None:
+    @cached_property
+    def premises(self) -> list[Claim]:
+        """The premises the question states (read once, where the draft states values no pattern read)."""
+        return stated_premises(self.focus.question, self.focus, self.rules) if self.mentions else []
+
+    def place(self, placed: Sequence[tuple[Claim, ValueMention]]) -> None:
         """Add the claims of ``placed`` (claim, mention) pairs; their mentions are no longer left."""
         self.claims += [c for c, _m in placed]
         self.take(m for _c, m in placed)
 
-    def take(self, mentions: Iterable[Any]) -> None:
+    def take(self, mentions: Iterable[ValueMention]) -> None:
         """The ``mentions`` are placed: no longer left."""
         taken = {id(m) for m in mentions}
         self.left = [m for m in self.left if id(m) not in taken]

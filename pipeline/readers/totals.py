@@ -6,7 +6,7 @@ goal binds, so the rules check the rates as well as the total."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation
 from pipeline.proof.proving import asks_a_computation
@@ -15,8 +15,9 @@ from pipeline.readers.focus import fits, mention_claim, names_fit, negated, sent
 from pipeline.readers.vocabulary import best_named, clause_terms, value_clause
 from pipeline.text.entities import find_entities
 from pipeline.text.values import ValueMention, own_mentions
-from symbolic import Claim
+from symbolic import Claim, RuleBase
 from symbolic import model as m
+from symbolic.model import RelationSig
 from symbolic.terms import compare
 from symbolic.values import Percentage
 
@@ -36,7 +37,7 @@ def computing_goals(focus: QuestionFocus) -> list[Goal]:
 
 
 def total_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+                 rulebase: RuleBase) -> list[tuple[Claim, ValueMention]]:
     """A question that states values of its own computes ("a 4-night stay in Paris"): the best-named goals that
     take those values as arguments read the total from the values no other reader placed, the largest
     fitting one (a total is at least each rate it multiplies or sums: "EUR 720: EUR 180 per night"), in a
@@ -64,17 +65,17 @@ def total_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     return out
 
 
-def _premises(goal: Goal, rulebase: Any) -> list[tuple[Any, tuple]]:
+def _premises(goal: Goal, rulebase: RuleBase) -> list[tuple[RelationSig, tuple]]:
     """(relation signature, subject arguments) of each premise of the goal's rules whose subject the goal's
     arguments or the rule's constants fix."""
-    out: list[tuple[Any, tuple]] = []
+    out: list[tuple[RelationSig, tuple]] = []
     for rule in rulebase.backward_rules:
         if rule.head.relation != goal.relation:
             continue
         env = {h.name: a for h, a in zip(rule.head.args, goal.args) if isinstance(h, m.Var)}
         for prem in rule.premises:
             sig = rulebase.relations.get(prem.relation) if isinstance(prem, m.Atom) else None
-            if sig is None or prem.relation == goal.relation:
+            if sig is None or not isinstance(prem, m.Atom) or prem.relation == goal.relation:
                 continue
             subject = []
             for a in prem.args[:-1]:
@@ -97,7 +98,7 @@ def written_as_rate(answer: str, mention: ValueMention) -> bool:
 
 
 def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+                 rulebase: RuleBase) -> list[tuple[Claim, ValueMention]]:
     """Claims of the best-named computing goals' premises for the values no other reader placed:
     - a value whose own clause names one fitting premise better than the others (any word of its name will do
       among the few premises of one goal: "the EUR 250 travel fee" says "travel fee per on-site visit");
@@ -107,7 +108,7 @@ def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     Never a value the question states or the answer negates."""
     candidates = [c for g in computing_goals(focus) for c in _premises(g, rulebase)]
     out: list[tuple[Claim, ValueMention]] = []
-    pending: list[tuple[ValueMention, list[tuple[Any, tuple]]]] = []
+    pending: list[tuple[ValueMention, list[tuple[RelationSig, tuple]]]] = []
     for mention in own_mentions(mentions, focus.question):
         fitting = [(sig, subject) for sig, subject in candidates if fits(sig, mention.value)]
         if not fitting or negated(answer, mention.start):
@@ -128,7 +129,8 @@ def input_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     return sorted(out, key=lambda p: p[1].start)
 
 
-def _named_premise(answer: str, mention: ValueMention, fitting: list[tuple[Any, tuple]]) -> tuple[Any, tuple] | None:
+def _named_premise(answer: str, mention: ValueMention,
+                   fitting: list[tuple[RelationSig, tuple]]) -> tuple[RelationSig, tuple] | None:
     """The fitting premise the value's own clause names best, when one relation does (with one subject)."""
     _s, _e, cs, ce = value_clause(answer, mention)
     sig = best_named(list({id(sig): sig for sig, _ in fitting}.values()),
@@ -137,6 +139,6 @@ def _named_premise(answer: str, mention: ValueMention, fitting: list[tuple[Any, 
     return chosen[0] if len(chosen) == 1 else None
 
 
-def _premise_claim(answer: str, mention: ValueMention, sig: Any, subject: tuple) -> Claim:
+def _premise_claim(answer: str, mention: ValueMention, sig: RelationSig, subject: tuple) -> Claim:
     s, e = sentence_around(answer, mention.start)
     return sentence_claim(sig.name, (*subject, mention.value), answer, s, e, mention.cited, "focus", 1.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation
 from pipeline.proof.calculation import rate_units
@@ -14,14 +14,16 @@ from pipeline.question.answer_types import TOTAL_WORDS
 from pipeline.question.focus import QuestionFocus
 from pipeline.question.naming import relation_names
 from pipeline.readers.focus import fits, negated, sentence_around, sentence_claim
+from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for
 from pipeline.text.entities import EntityMention, find_entities
 from pipeline.text.glossary import Gloss, best_translations, gloss
 from pipeline.text.sentences import CLAUSE_BOUNDARY_RE, blanked, clause_around, sentences
 from pipeline.text.terms import CJK_RUN_RE, content_terms
 from pipeline.text.values import ValueMention, find_values
-from symbolic import Claim
-from symbolic.model import VALUE_TYPES
+from symbolic import Claim, RuleBase
+from symbolic.model import VALUE_TYPES, RelationSig
+from symbolic.values import Value
 
 # A reading from names alone, with no pattern written for it: weaker than a rule author's pattern.
 VOCABULARY_CLAIM_CF = 0.9
@@ -68,7 +70,7 @@ def _said(term: str, terms: frozenset[str]) -> bool:
     return term in terms or term.isascii() and any(len(t) >= 3 and t.isascii() and term.startswith(t) for t in terms)
 
 
-def name_score(sig: Any, terms: frozenset[str], rulebase: Any = None) -> float:
+def name_score(sig: RelationSig, terms: frozenset[str], rulebase: RuleBase | None = None) -> float:
     """The best share of one of the relation's names (label, aliases, id words; with ``rulebase``, the words its
     patterns require: pattern_names) that ``terms`` say."""
     best = 0.0
@@ -79,8 +81,8 @@ def name_score(sig: Any, terms: frozenset[str], rulebase: Any = None) -> float:
     return best
 
 
-def best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, said_by_syntax: bool = False,
-               rulebase: Any = None, glossed: Gloss | None = None) -> Any:
+def best_named(sigs: Sequence[RelationSig], terms: frozenset[str], min_score: float, said_by_syntax: bool = False,
+               rulebase: RuleBase | None = None, glossed: Gloss | None = None) -> RelationSig | None:
     """The one relation of ``sigs`` whose name ``terms`` say best, by ``min_score`` at least; None when two
     tie. ``said_by_syntax``: a sole relation is said by the sentence's form (a copula, an appositive's lead)
     even when no word of its name is. ``glossed``: the text's Chinese words in English (clause_gloss), read
@@ -94,8 +96,8 @@ def best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, sai
     return named
 
 
-def _best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, said_by_syntax: bool,
-                rulebase: Any) -> Any:
+def _best_named(sigs: Sequence[RelationSig], terms: frozenset[str], min_score: float, said_by_syntax: bool,
+                rulebase: RuleBase | None) -> RelationSig | None:
     scored = sorted(((name_score(sig, terms, rulebase), sig) for sig in sigs), key=lambda p: -p[0])
     if not scored:
         return None
@@ -116,7 +118,7 @@ def _best_named(sigs: Sequence[Any], terms: frozenset[str], min_score: float, sa
     return tied[0] if len(tied) == 1 else None
 
 
-def _outnamed(sig: Any, other: Any, terms: frozenset[str]) -> bool:
+def _outnamed(sig: RelationSig, other: RelationSig, terms: frozenset[str]) -> bool:
     """One relation's name is the other's with words added: ``sig`` is outnamed when ``terms`` say the added
     words and ``sig`` is the shorter, or do not say them and ``sig`` is the longer."""
     for a in relation_names(sig):
@@ -132,10 +134,10 @@ def _outnamed(sig: Any, other: Any, terms: frozenset[str]) -> bool:
 
 # A token of a pattern that is no required word: a placeholder, an optional or alternative part, a gap
 _NOT_A_WORD = re.compile(r"[{}\[\]()|]|\.\.\.")
-_PATTERN_NAMES: "weakref.WeakKeyDictionary[Any, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
+_PATTERN_NAMES: "weakref.WeakKeyDictionary[RuleBase, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
 
 
-def pattern_names(rulebase: Any) -> dict[str, list[str]]:
+def pattern_names(rulebase: RuleBase) -> dict[str, list[str]]:
     """Relation -> the words each of its plain patterns requires, where they hold two content terms at least:
     a Chinese "{product} ... <warranty period> [is] {d:duration}" names warranty_period by the rule author's Chinese
     word for "warranty period" even when the relation has no Chinese alias; "payload (of|is)" (one term) and
@@ -166,7 +168,7 @@ def clause_terms(answer: str, s: int, end: int, e: int) -> frozenset[str]:
     return frozenset(content_terms(clause_text(answer, s, end, e)))
 
 
-def clause_gloss(answer: str, s: int, end: int, e: int, rulebase: Any) -> Gloss:
+def clause_gloss(answer: str, s: int, end: int, e: int, rulebase: RuleBase) -> Gloss:
     """The Chinese words of clause_text in English (pipeline.text.glossary), its entities' names left out: the Chinese
     for "doctoral postgraduate student" names the doctoral student, not the "postgraduate" of a relation's name."""
     text = clause_text(answer, s, end, e)
@@ -176,7 +178,7 @@ def clause_gloss(answer: str, s: int, end: int, e: int, rulebase: Any) -> Gloss:
 
 
 def entity_subject(etype: str, pos: int, clause: list[EntityMention], sentence: list[EntityMention],
-                   focus: QuestionFocus, rulebase: Any, about: tuple[str, int] | None = None) -> str | None:
+                   focus: QuestionFocus, rulebase: RuleBase, about: tuple[str, int] | None = None) -> str | None:
     """The entity the value is about: the clause's nearest one of the type before the value (else after);
     else the sentence's or the question's only one of the type; else the type's only entity. ``about``, the
     (relation, argument position) read: where the KB's facts hold one entity there (``focus.implied``), that
@@ -200,13 +202,13 @@ def vocabulary_claim(relation: str, args: tuple, answer: str, s: int, e: int, ci
     return sentence_claim(relation, args, answer, s, e, cited, "vocabulary", VOCABULARY_CLAIM_CF)
 
 
-def distinct_entity_types(sig: Any) -> bool:
+def distinct_entity_types(sig: RelationSig) -> bool:
     types = [p.type for p in sig.params[:-1]]
     return len(set(types)) == len(types) and not any(t in VALUE_TYPES for t in types)
 
 
 def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionFocus,
-                 rulebase: Any) -> list[tuple[Claim, ValueMention]]:
+                 rulebase: RuleBase) -> list[tuple[Claim, ValueMention]]:
     """Each value whose clause names one relation it fits better than any other (by at least
     MIN_CLAUSE_SCORE of a name), about a subject found as ``entity_subject`` says; never a negated value nor one
     the question states (an answer echoing the question's premise reads it, not the documents)."""
@@ -253,7 +255,8 @@ def value_claims(answer: str, mentions: Sequence[ValueMention], focus: QuestionF
     return out
 
 
-def _looked_up(sigs: Sequence[Any], terms: frozenset[str], value: Any, focus: QuestionFocus, rulebase: Any) -> Any:
+def _looked_up(sigs: Sequence[RelationSig], terms: frozenset[str], value: object, focus: QuestionFocus,
+               rulebase: RuleBase) -> RelationSig | None:
     """In an answer to a question stating values of its own, a value the documents state for the relation its
     clause names is looked up, not computed from the question's: the one fitting relation the clause names at
     all, by half of its author's label or an alias ("its battery is covered for 12 months" to "My AX-200 is 10
@@ -268,7 +271,7 @@ def _looked_up(sigs: Sequence[Any], terms: frozenset[str], value: Any, focus: Qu
     return sig if sig is not None and focus.documents(sig.name, value) else None
 
 
-def _label_score(sig: Any, terms: frozenset[str]) -> float:
+def _label_score(sig: RelationSig, terms: frozenset[str]) -> float:
     """The best share of the relation's label or one of its aliases that ``terms`` say."""
     shares = [sum(_said(w, terms) for w in words) / len(words)
               for words in (content_terms(n) for n in (sig.label, *sig.aliases) if n) if words]
@@ -291,7 +294,7 @@ _HEAD_WORDS = re.compile(r"(?:\s+[A-Za-z][A-Za-z-]*){1,3}")
 _HEAD_END = re.compile(rf"\s+(?:{alternation('readers.head_ends')})\b")
 
 
-def _modified_name(answer: str, m: ValueMention, sigs: Sequence[Any], rulebase: Any) -> Any:
+def _modified_name(answer: str, m: ValueMention, sigs: Sequence[RelationSig], rulebase: RuleBase) -> RelationSig | None:
     """The relation a hyphenated value modifies: the noun phrase right after "a 24-month" measures what its
     head names, so half a name said there is enough where the clause's score is not ("warranty" of "robot
     warranty"), with the clause's tie rule (the shorter name when the longer one's extra words are not said)."""
@@ -307,7 +310,7 @@ def _modified_name(answer: str, m: ValueMention, sigs: Sequence[Any], rulebase: 
     return best_named(named, terms, 0.5, rulebase=rulebase) if named else None
 
 
-def _asked_values(question: str, rulebase: Any) -> list[tuple[Any, set[tuple[str, str]]]]:
+def _asked_values(question: str, rulebase: RuleBase) -> list[tuple[Value, set[tuple[str, str]]]]:
     """The question's values, each with the (type, id) of the entities its clause names."""
     entities = find_entities(question, rulebase)
     out = []
@@ -317,13 +320,13 @@ def _asked_values(question: str, rulebase: Any) -> list[tuple[Any, set[tuple[str
     return out
 
 
-def _said_of_another(about: set[tuple[str, str]], sig: Any, subjects: Sequence[str | None]) -> bool:
+def _said_of_another(about: set[tuple[str, str]], sig: RelationSig, subjects: Sequence[str | None]) -> bool:
     """The answer gives the question's value to another entity of a type the question's clause gave it to."""
     return any((p.type, subject) not in about and any(t == p.type for t, _id in about)
                for p, subject in zip(sig.params[:-1], subjects))
 
 
-def best_named_claims(claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
+def best_named_claims(claims: Sequence[Claim], rulebase: RuleBase) -> list[Claim]:
     """Of claims that read one value of one subject as different relations from overlapping spans (two rule
     patterns matching one sentence), those whose relation their span names best: Chinese for "the AX-200's battery
     warranty period is 18 months" states the battery warranty, not the robot's (the whole unit's warranty), though
@@ -341,9 +344,9 @@ def best_named_claims(claims: Sequence[Claim], rulebase: Any) -> list[Claim]:
     return out
 
 
-def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
+def pair_signatures(rulebase: RuleBase) -> dict[tuple[str, str], list[RelationSig]]:
     """The two-place relations between two distinct entity types, by (subject type, object type)."""
-    pairs: dict[tuple[str, str], list[Any]] = {}
+    pairs: dict[tuple[str, str], list[RelationSig]] = {}
     for sig in rulebase.relations.values():
         if sig.arity == 2 and all(p.type not in VALUE_TYPES for p in sig.params) \
                 and sig.params[0].type != sig.params[1].type:
@@ -351,7 +354,8 @@ def pair_signatures(rulebase: Any) -> dict[tuple[str, str], list[Any]]:
     return pairs
 
 
-def entity_pair_claims(answer: str, passages: Sequence[Any], rulebase: Any, taken: Sequence[Claim]) -> list[Claim]:
+def entity_pair_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleBase,
+                       taken: Sequence[Claim]) -> list[Claim]:
     """A relation between two entity types is claimed when one clause names an entity of each type and
     at least half of one of the relation's names, and no other relation of that type pair scores as
     well; or when only a copula stands between them, or the object's name qualifies the subject's (Chinese "Tier 1

@@ -3,9 +3,10 @@ answer."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation
+from pipeline.seams import PassageLike
 
 _CITATION_RE = re.compile(r"\[(\d{1,3})\]")
 
@@ -39,7 +40,7 @@ def strip_citation_lines(answer: str) -> str:
     return _CITATION_LINE_RE.sub("", answer.rstrip()).rstrip()
 
 
-def citations_in(text: str, passages: Sequence[Any]) -> list[str]:
+def citations_in(text: str, passages: Sequence[PassageLike]) -> list[str]:
     """The doc ids of the [n] markers in ``text`` (``passages[n-1]`` is source [n]); bad n are ignored."""
     out: list[str] = []
     for m in _CITATION_RE.finditer(text):
@@ -58,7 +59,8 @@ def cited_indices(text: str, n_sources: int) -> list[int]:
     return seen
 
 
-def cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str, passages: Sequence[Any]) -> list[str]:
+def cited_for(span: tuple[int, int], sents: list[tuple[int, int]], answer: str,
+              passages: Sequence[PassageLike]) -> list[str]:
     """Citations in the claim's sentence; if it has none, those of the next sentence (models often
     put the marker after the full stop or at the end of the answer)."""
     for i, (s, e) in enumerate(sents):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from symbolic import RuleBase
 from symbolic.patterns import name_regex
 
 
@@ -23,7 +23,7 @@ class EntityMention:
 class EntityIndex:
     """One regex over every entity name of a rule base, longest names first."""
 
-    def __init__(self, rulebase: Any):
+    def __init__(self, rulebase: RuleBase):
         names: dict[str, list[tuple[str, str]]] = {}
         for e in rulebase.entities.values():
             for n in e.names:
@@ -57,10 +57,10 @@ class EntityIndex:
         return out
 
 
-_INDEX_CACHE: dict[int, tuple[Any, EntityIndex]] = {}
+_INDEX_CACHE: dict[int, tuple[RuleBase, EntityIndex]] = {}
 
 
-def entity_index(rulebase: Any) -> EntityIndex:
+def entity_index(rulebase: RuleBase) -> EntityIndex:
     hit = _INDEX_CACHE.get(id(rulebase))
     if hit is None or hit[0] is not rulebase:
         if len(_INDEX_CACHE) > 8:
@@ -70,5 +70,5 @@ def entity_index(rulebase: Any) -> EntityIndex:
     return hit[1]
 
 
-def find_entities(text: str, rulebase: Any) -> list[EntityMention]:
+def find_entities(text: str, rulebase: RuleBase) -> list[EntityMention]:
     return entity_index(rulebase).find(text)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from pipeline.text.terms import CJK_RUN_RE, content_terms
 
@@ -102,8 +102,11 @@ def translation_fit(names: Iterable[str], glossed: Gloss, terms: frozenset[str])
     return best
 
 
-def best_translations(sigs: Sequence[Any], names_of: Callable[[Any], list[str]], glossed: Gloss,
-                      terms: frozenset[str]) -> list[Any]:
+_Sig = TypeVar("_Sig")
+
+
+def best_translations(sigs: Sequence[_Sig], names_of: Callable[[_Sig], list[str]], glossed: Gloss,
+                      terms: frozenset[str]) -> list[_Sig]:
     """The relations of ``sigs`` that best translate a Chinese text (translation_fit), all of them on a tie."""
     fits = [(translation_fit(names_of(sig), glossed, terms | glossed.terms), sig) for sig in sigs]
     most = max((f for f, _sig in fits), default=0.0)

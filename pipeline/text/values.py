@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 from pipeline.lang import alternation, words
 from pipeline.text.tables import Column
-from symbolic.values import VALUE_REGEX, format_value, parse_value
+from symbolic.values import VALUE_REGEX, Value, format_value, parse_value
 
 _VALUE_ORDER = ("date", "money", "percent", "duration", "quantity", "number")
 
@@ -21,7 +21,7 @@ _VALUE_RE = [(kind, re.compile(VALUE_REGEX[kind], re.IGNORECASE)) for kind in _V
 class ValueMention:
     """A number/date/money/percentage/duration stated in a text, normalised with its unit."""
 
-    value: Any
+    value: Value
     kind: str
     text: str
     start: int
@@ -49,7 +49,7 @@ def unit_word(text: str, end: int) -> str:
 
 @dataclass
 class EvidenceValue:
-    value: Any
+    value: Value
     text: str
     doc_id: str
     start: int               # span in the document's text
@@ -81,16 +81,16 @@ _CLOCK_AFTER = re.compile(rf"(?::[0-5]\d)?\s*(?:{_MERIDIEM}\.?|{alternation('tex
 _MORPHEME_NUMBERS = frozenset(words("text.morpheme_numbers"))
 
 
-def find_values(text: str) -> list[tuple[Any, str, int, int]]:
+def find_values(text: str) -> list[tuple[Value, str, int, int]]:
     """Every value in ``text`` as (value, kind, start, end), longest-kind first, non-overlapping."""
     return list(_find_values(text))
 
 
 @functools.lru_cache(maxsize=4096)
-def _find_values(text: str) -> tuple[tuple[Any, str, int, int], ...]:
+def _find_values(text: str) -> tuple[tuple[Value, str, int, int], ...]:
     # cached: the claim readers (and content_terms) scan the same sentences many times; values are immutable
     taken: list[tuple[int, int]] = []
-    found: list[tuple[Any, str, int, int]] = []
+    found: list[tuple[Value, str, int, int]] = []
     for kind, rx in _VALUE_RE:
         for m in rx.finditer(text):
             s, e = m.span()
@@ -117,7 +117,7 @@ def own_mentions(mentions: Sequence[ValueMention], question: str) -> list[ValueM
     return [m for m in mentions if not any(m.value == a for a in asked)]
 
 
-def states_value(text: str, values: Sequence[Any], value: Any) -> bool:
+def states_value(text: str, values: Sequence[object], value: object) -> bool:
     """Whether an answer (``text``, citations masked) states ``value``: among the values read from it, or as
     format_value writes it."""
     return any(v == value for v in values) or format_value(value).lower() in text.lower()

@@ -3,7 +3,6 @@ days, a rule author's label without its asides."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pipeline.lang import Lexicon, alternation
 from symbolic.values import Money, Percentage, Quantity, format_value
@@ -29,7 +28,7 @@ def _number(x: float) -> str:
     return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
 
 
-def say_value(value: Any, chinese: bool) -> str:
+def say_value(value: object, chinese: bool) -> str:
     """A value as a sentence in the question's language states it: "EUR 1,200", "12" and the Chinese word for
     days (lang/zh/text.toml unit_words), "8 %"."""
     if isinstance(value, Money):     # an amount with cents shows both digits: "GBP 4.20"

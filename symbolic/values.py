@@ -191,13 +191,17 @@ _JOIN = r"(?:\s*-\s*|\s*)"   # "6 hours", "6hours", "6-hour"
 _LINKING = ("per", "a", "an", "the", "of", "each", "every", "and", "or", "to", "in", "on", "at", "for", "from", "by",
             "with", "than", "up", "over", "under", "after", "before", "within", "between", "this", "that", "these",
             "those", "is", "are", "was", "were", "be", "been", "has", "have", "had", "its", "their", "our", "your",
-            "his", "her", "no", "not", "which", "who", "if", "when", "where", "while")
+            "his", "her", "no", "not", "which", "who", "if", "when", "where", "while",
+            "last", "next", "past", "previous", "coming", "following")    # "a pass last week" is no week
 _BETWEEN = rf"(?:\s+(?!(?:{'|'.join(_LINKING)})\b)[a-z][a-z-]*){{1,2}}\s+"
+# an article counts one only before its unit ("a day"): "a pass last week" is no count of weeks
+_COUNT_WORD = "(?:" + "|".join(sorted((re.escape(w) for w in EN_NUMBER_WORDS if w not in ("a", "an")), key=len,
+                                      reverse=True)) + ")"
 
 
 def _one_duration(words: list[str]) -> str:
     # a number word needs a space or hyphen before its unit: "eighth" is no "eight h", "Ah" no "a h"
-    return (rf"(?:(?:{ANY_NUM}{_JOIN}|\b{EN_WORD_NUM}(?:\s*-\s*|\s+)|(?:{ANY_NUM}|\b{EN_WORD_NUM}){_BETWEEN})"
+    return (rf"(?:(?:{ANY_NUM}{_JOIN}|\b{EN_WORD_NUM}(?:\s*-\s*|\s+)|(?:{ANY_NUM}|\b{_COUNT_WORD}){_BETWEEN})"
             rf"{_alternation(words)}{_END})")
 
 

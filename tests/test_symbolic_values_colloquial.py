@@ -96,3 +96,21 @@ def test_a_time_of_day_is_no_count():
     text = "Bikes are not allowed from 7 to 9 a.m. and from 4 to 6 p.m.; outside those hours a car takes up to 4 bicycles."
     assert [(v, text[s:e]) for v, _k, s, e in find_values(text)] == [(Quantity(4), "4")]
     assert find_values("My shift ended at 10 p.m.; the next starts at 7:30 am.") == []
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Employees get 10 paid sick days.", "10 days"), ("Up to 5 unused days may be carried over.", "5 days"),
+    ("absent for more than 3 consecutive working days", "3 workdays"), ("ten paid sick days", "10 days"),
+    ("The price is 人民币 298,000 元.", "298000 CNY"),
+])
+def test_words_between_a_count_and_its_unit(text, value):
+    # issue 48: a word between number and unit made no duration, a currency on both sides no amount
+    from pipeline.text.values import find_values
+    assert [str(v) for v, k, _s, _e in find_values(text) if k in ("duration", "money")] == [value]
+
+
+@pytest.mark.parametrize("text, count", [("5 robots per day", 5), ("3 shifts a day", 3),
+                                         ("I bought a pass last week", 1), ("two visits each week", 2)])
+def test_a_count_linked_to_something_else_is_no_duration(text, count):
+    from pipeline.text.values import find_values
+    assert not [v for v, k, _s, _e in find_values(text) if k == "duration" and v.value == count]

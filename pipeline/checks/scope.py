@@ -6,6 +6,7 @@ import re
 from typing import Sequence
 
 from pipeline.checks.grounding import is_bare, values_match
+from pipeline.evidence.scope import Scope, source_conflict
 from pipeline.lang import alternation
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import asking_clause
@@ -16,7 +17,9 @@ from pipeline.text.entities import find_entities
 from pipeline.text.script import is_chinese
 from pipeline.text.sentences import clause_around, sentences
 from pipeline.text.terms import content_terms
+from pipeline.seams import PassageLike
 from pipeline.text.values import EvidenceValue, ValueMention, find_values
+from pipeline.types import ClaimReport
 from symbolic import Claim, RuleBase
 
 
@@ -210,4 +213,21 @@ def about_another_subject(text: str, proof: ProvenAnswer, rulebase: RuleBase | N
         same_type = {m.entity_id for m in said if m.type == entity.type}
         if same_type and arg not in same_type:
             return f"it is about {sorted(same_type)[0]}, but the answer the documents give is about {arg}"
+    return None
+
+
+def for_someone_else(reports: Sequence[ClaimReport], scope: Scope, passages: Sequence[PassageLike],
+                     rulebase: RuleBase | None) -> str | None:
+    """A supported claim resting on a relation or documents scoped to another entity than the one the question
+    asks about (pipeline.evidence.scope): "the Hangzhou standby allowance" to a Dublin employee's question."""
+    if rulebase is None or not scope:
+        return None
+    by_doc = {p.doc_id: p for p in passages}
+    for r in reports:
+        if r.verdict != "supported":
+            continue
+        docs = [by_doc[d] for d in dict.fromkeys([*(e.get("doc_id") for e in r.evidence), *r.cited]) if d in by_doc]
+        found = source_conflict(scope, r.relation if r.kind == "relation" else None, docs, rulebase)
+        if found is not None:
+            return f"{r.text!r} answers for someone else: {found.reason(rulebase)}"
     return None

@@ -13,6 +13,7 @@ from pipeline.evidence.kb_facts import FactSource, KBFacts, evidence_passages
 from pipeline.evidence.leads import lead_first
 from pipeline.evidence.links import link_queries
 from pipeline.evidence.passage_facts import extract_evidence
+from pipeline.evidence.scope import Scope, question_scope, source_conflict
 from pipeline.proof.approver import covering_limit
 from pipeline.proof.limit_check import LimitBreach, breached_limits
 from pipeline.proof.limits import with_checked_limits
@@ -50,6 +51,9 @@ class QuestionContext:
     corrections: list[PremiseCorrection] = field(default_factory=list)   # premises of the question disproved
     breaches: list[LimitBreach] = field(default_factory=list)   # the question's values past a proved limit
     timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
+    # whom the question is about (pipeline.evidence.scope), and the proofs set aside as about someone else
+    scope: Scope = field(default_factory=dict)
+    out_of_scope: list[str] = field(default_factory=list)
 
     @property
     def rules_answer(self) -> bool:
@@ -182,15 +186,26 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
     if rulebase is not None:
         facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
         ctx.focus = focus = facts_focus(focus, rulebase, facts, implied)
+        ctx.scope = question_scope(focus, rulebase, facts)
     if symbolic and rulebase is not None:
-        ctx.corrections = disproved_premises(focus, rulebase, facts)
+        rb = rulebase
+
+        def for_someone_else(proof: ProvenAnswer) -> bool:
+            found = source_conflict(ctx.scope, proof.goal.relation, _document_passages(proof, ctx.candidates, ctx.kb),
+                                    rb)
+            if found is not None:
+                ctx.out_of_scope.append(f"a proof of {proof.fact} set aside: {found.reason(rb)}")
+            return found is not None
+
+        ctx.corrections = [c for c in disproved_premises(focus, rulebase, facts) if not for_someone_else(c.proof)]
         # with its premises disproved, a question is answered for what it asks besides them
         ask = asked_beyond(focus, ctx.corrections) if ctx.corrections else focus
         ctx.proof = prove(ask, rulebase, facts, off_question=lambda proof: _counted_otherwise(
-            question, proof, ctx.kb, ctx.candidates)) if ask is not None else None
+            question, proof, ctx.kb, ctx.candidates) or for_someone_else(proof)) if ask is not None else None
         if ctx.proof is not None:
             ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)
-        ctx.breaches = breached_limits(focus, rulebase, facts, implied=implied)
+        ctx.breaches = [b for b in breached_limits(focus, rulebase, facts, implied=implied)
+                        if not for_someone_else(b.proof)]
         for c in ctx.corrections:
             c.passages = proof_passages(c.proof, ctx.candidates, ctx.kb, rulebase, question)
         for b in ctx.breaches:

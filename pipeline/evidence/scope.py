@@ -1,0 +1,92 @@
+"""Whom an answer is for: the question's scope (the entities it names, and those its named people and things
+are linked to by the facts: an employee's office) against the scope of what an answer rests on (the entities a
+relation's own names or a document's subject name: "Hangzhou standby allowance", "Hangzhou office supplement").
+A value from a source scoped to another office than the one asked about answers for someone else."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from pipeline.evidence.passage_facts import document_subject
+from pipeline.question.focus import QuestionFocus
+from pipeline.question.naming import relation_names
+from pipeline.seams import PassageLike
+from pipeline.text.entities import find_entities
+from symbolic import Fact, RuleBase
+
+Scope = Mapping[str, frozenset[str]]      # entity type -> the entity ids of that type
+
+
+def _named(texts: Iterable[str | None], rulebase: RuleBase) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for text in texts:
+        for m in find_entities(text or "", rulebase):
+            out.setdefault(m.type, set()).add(m.entity_id)
+    return {t: frozenset(ids) for t, ids in out.items()}
+
+
+def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact]) -> Scope:
+    """The entities the question names, by type, and for each named one the entity of another type the facts
+    link it to alone (``works_in(liu_mei, hangzhou)``: Liu Mei's question is about the Hangzhou office too)."""
+    out: dict[str, set[str]] = {}
+    for e in focus.entities:
+        out.setdefault(e.type, set()).add(e.entity_id)
+    named = {e.entity_id: e.type for e in focus.entities}
+    linked: dict[tuple[str, str, str], set[str]] = {}
+    for f in [*rulebase.facts, *facts]:
+        if len(f.args) < 2 or not isinstance(f.args[0], str) or f.args[0] not in named:
+            continue
+        value = f.args[-1]
+        entity = rulebase.entities.get(value) if isinstance(value, str) else None
+        if entity is not None and entity.type != named[f.args[0]]:
+            linked.setdefault((f.args[0], f.relation, entity.type), set()).add(entity.id)
+    for (_subject, _relation, etype), ids in linked.items():
+        if len(ids) == 1:           # linked to one: their office; to several, nothing follows
+            out.setdefault(etype, set()).update(ids)
+    return {t: frozenset(ids) for t, ids in out.items()}
+
+
+def relation_scope(relation: str, rulebase: RuleBase) -> Scope:
+    """The entities a relation's own names name ("Hangzhou standby allowance": the Hangzhou office)."""
+    sig = rulebase.relations.get(relation)
+    return _named(relation_names(sig), rulebase) if sig is not None else {}
+
+
+def document_scope(passage: PassageLike, rulebase: RuleBase) -> Scope:
+    """The entities the document's subject (front matter, title or first heading) names."""
+    return _named([document_subject(passage)], rulebase)
+
+
+@dataclass(frozen=True)
+class ScopeConflict:
+    """A source scoped to ``theirs`` of an entity type where the question asks about ``asked``."""
+    source: str
+    etype: str
+    asked: frozenset[str]
+    theirs: frozenset[str]
+
+    def reason(self, rulebase: RuleBase) -> str:
+        def names(ids: frozenset[str]) -> str:
+            return " or ".join(sorted(rulebase.entities[i].label if i in rulebase.entities else i for i in ids))
+        return f"{self.source} is about {names(self.theirs)}, and the question asks about {names(self.asked)}"
+
+
+def conflict(asked: Scope, source: Scope, what: str) -> ScopeConflict | None:
+    """The first type where the source names entities and the question others, none of them the same."""
+    for etype, theirs in source.items():
+        mine = asked.get(etype)
+        if mine and theirs and not mine & theirs:
+            return ScopeConflict(what, etype, mine, theirs)
+    return None
+
+
+def source_conflict(asked: Scope, relation: str | None, docs: Sequence[PassageLike],
+                    rulebase: RuleBase) -> ScopeConflict | None:
+    """Whether what a claim or proof rests on is scoped away from the question: its relation's own names, or
+    every document it rests on (one in scope suffices: a global policy and a supplement may agree)."""
+    if relation is not None:
+        found = conflict(asked, relation_scope(relation, rulebase), f"the relation {relation!r}")
+        if found is not None:
+            return found
+    found_docs = [conflict(asked, document_scope(p, rulebase), p.doc_id) for p in docs]
+    return found_docs[0] if found_docs and all(found_docs) else None

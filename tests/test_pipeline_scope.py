@@ -1,0 +1,84 @@
+"""Whom an answer is for (pipeline.evidence.scope): a value from a relation or a document scoped to another office
+than the one the question asks about is no answer, a proof of it is set aside; the question's people carry their
+office into its scope (issue 47, class 5)."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import Answerer, AnswererConfig, AskOptions
+from pipeline.evidence.scope import conflict, question_scope, relation_scope
+from pipeline.question.focus import parse_question
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
+
+RULES = r"""
+type office "office"
+entity office dublin "Dublin office" aka "Dublin", "都柏林"
+entity office hangzhou "Hangzhou office" aka "Hangzhou", "杭州"
+type person "person"
+entity person liu_mei "Liu Mei"
+entity person aoife "Aoife Brennan"
+type day "day type"
+entity day weekend "weekend day" aka "weekend", "周末"
+relation works_in(p: person, o: office) "works in" unique
+relation standby_allowance(d: day, x: money[EUR]) "standby allowance" aka "值班补贴"
+relation hz_standby_allowance(d: day, x: money[CNY]) "Hangzhou standby allowance" aka "杭州值班补贴"
+pattern PW: "{p:person} works in the {o:office}" -> works_in(p, o)
+pattern PG: "{d:day} on call pays {x:money}" -> standby_allowance(d, x)
+pattern PH: "{d:day} on standby pays {x:money}" -> hz_standby_allowance(d, x)
+"""
+ORG = FakePassage("org.md", "Liu Mei works in the Hangzhou office. Aoife Brennan works in the Dublin office.",
+                  heading_path=["Organisation"])
+GLOBAL = FakePassage("oncall.md", "A weekend day on call pays EUR 150.", heading_path=["On-call policy"])
+HZ = FakePassage("hz.md", "A weekend day on standby pays 1,000 元.", heading_path=["Hangzhou office supplement"])
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
+
+
+def test_a_person_carries_their_office_into_the_questions_scope(rb):
+    from pipeline.evidence.passage_facts import extract_evidence
+    facts, _ = extract_evidence([ORG], rb)
+    scope = question_scope(parse_question("What does Liu Mei get for a weekend day on standby?", rb), rb, facts)
+    assert scope["person"] == {"liu_mei"} and scope["office"] == {"hangzhou"}
+    dublin = question_scope(parse_question("What does a Dublin employee get for a weekend day?", rb), rb, facts)
+    assert dublin["office"] == {"dublin"}
+    assert relation_scope("hz_standby_allowance", rb) == {"office": {"hangzhou"}}
+    assert relation_scope("standby_allowance", rb) == {}
+    found = conflict(dublin, relation_scope("hz_standby_allowance", rb), "the relation")
+    assert found is not None and found.reason(rb) == \
+        "the relation is about Hangzhou office, and the question asks about Dublin office"
+    assert conflict(scope, relation_scope("hz_standby_allowance", rb), "x") is None
+
+
+def _ask(rb, question, draft, passages):
+    gen = ScriptedGenerator([draft] * 3)
+    answerer = Answerer(gen, FixedRetriever(passages), rb, AnswererConfig(symbolic_answers=False, quote_answers=False))
+    return answerer.ask(question, AskOptions(policy="regenerate", max_attempts=1))
+
+
+def test_a_value_from_a_document_about_another_office_answers_for_someone_else(rb):
+    draft = "A weekend day on standby pays 1,000 元 [1]."
+    result = _ask(rb, "What does a Dublin employee get for a weekend day on standby?", draft, [HZ, ORG])
+    assert result.status == "abstained"
+    gaps = " ".join(g for a in result.attempts for g in a.gaps)
+    assert "answers for someone else" in gaps and "Hangzhou office" in gaps and "Dublin office" in gaps
+    # the same value for someone the supplement is about
+    ok = _ask(rb, "What does Liu Mei get for a weekend day on standby?", draft, [HZ, ORG])
+    assert ok.status == "verified", [a.gaps for a in ok.attempts]
+
+
+def test_a_proof_about_another_office_is_set_aside(rb, tmp_path):
+    # only the supplement's relation has a Chinese name: a Dublin employee's Chinese question parses into it
+    rules = RULES.replace(' aka "值班补贴"', "").replace('aka "杭州值班补贴"', 'aka "杭州值班补贴", "值班补贴"')
+    zh = rulebase_of(rules, tmp_path)
+    from pipeline.evidence.gather import gather
+    from pipeline.evidence.kb_facts import KBFactCache
+    ctx = gather("都柏林员工周末值班补贴是多少？", 5, FixedRetriever([HZ, GLOBAL, ORG]), zh, KBFactCache())
+    assert [g.relation for g in ctx.focus.goals] == ["hz_standby_allowance"]
+    assert ctx.proof is None and ctx.out_of_scope == [
+        "a proof of hz_standby_allowance(weekend, 1000 CNY) set aside: the relation 'hz_standby_allowance' is about "
+        "Hangzhou office, and the question asks about Dublin office"]
+    liu = gather("刘梅 Liu Mei 周末值班补贴是多少？", 5, FixedRetriever([HZ, GLOBAL, ORG]), zh, KBFactCache())
+    assert liu.proof is not None and str(liu.proof.value) == "1000 CNY" and liu.out_of_scope == []

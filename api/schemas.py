@@ -24,6 +24,9 @@ class AskRequest(_Strict):
     seed: int | None = Field(None, ge=0, le=2**63 - 1)
     policy: Literal["flag", "abstain", "regenerate"] = "regenerate"
     stream: bool = False
+    explain: bool = Field(False, description="add `explain` to the response: the question's parse (the relations it "
+                          "may ask with scores, entities, answer types, stated values, whom it is about), the goals "
+                          "tried and what became of each, each claim's evidence, and why drafts were withheld")
 
     @field_validator("question")
     @classmethod
@@ -99,6 +102,8 @@ class AskResponse(BaseModel):
                         "upper or lower, and the proof of the limit); the answer must say no and state the limit")
     quarantined: list[dict[str, Any]] = Field(
         [], description="retrieved passages set apart because they address the model; never shown to it")
+    explain: dict[str, Any] | None = Field(
+        None, description="with `explain: true`: parse, goals, set_aside, claims, withheld (pipeline.loop.explanation)")
 
 
 # -- /verify ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ class AskOptions:
     seed: int | None = None
     policy: str = "regenerate"
     max_attempts: int = 3
+    explain: bool = False       # the result carries why it is what it is (pipeline.loop.explanation)
 
     def validate(self) -> "AskOptions":
         if self.policy not in POLICIES:
@@ -135,6 +136,7 @@ class AnswerResult:
     limit_breaches: list[dict] = field(default_factory=list)   # the question's values past a limit the rules prove
     quarantined: list[dict] = field(default_factory=list)   # retrieved passages set apart as instructions
     followups: list[str] = field(default_factory=list)      # the multi-hop retrieval queries
+    explain: dict | None = None      # asked for: the question's parse, the goals tried, the evidence, why withheld
 
     def to_dict(self) -> dict:
         """The /ask response body of DESIGN §3 (plus ``violations``, ``reason`` and per-attempt detail)."""

@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="prompt-lookup speculative decoding, at most K proposed tokens per step; same greedy "
                         f"output, faster (default {DEFAULT_SPECULATIVE_TOKENS}; 0: off)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    p.add_argument("--explain", action="store_true", help="also say why: the question's parse (relations it may ask, "
+                   "with scores), the goals tried and what became of each, each claim's evidence, why drafts were "
+                   "withheld")
     p.add_argument("--fail-on", action="append", choices=sorted(FAIL_STATUS), default=[], metavar="STATUS",
                    help="exit non-zero when the answer has this status: flagged (3) or abstained (4); repeatable")
     add_remote_args(p)
@@ -50,7 +53,7 @@ def handler(args: argparse.Namespace) -> int:
     from pipeline.types import validate_question
 
     options = AskOptions(top_k=args.top_k, max_tokens=args.max_tokens, temperature=args.temperature,
-                         seed=args.seed, policy=args.policy, max_attempts=args.max_attempts)
+                         seed=args.seed, policy=args.policy, max_attempts=args.max_attempts, explain=args.explain)
     try:
         # validate before loading a model for seconds
         validate_question(args.question)
@@ -100,4 +103,27 @@ def render(result) -> str:
                  ", ".join(f"{k} {t[k]:.0f}" for k in ("retrieve", "prefill", "decode", "extract", "verify", "total")
                            if k in t))
     lines.append(f"usage: {result.usage['prompt_tokens']} prompt + {result.usage['completion_tokens']} completion tokens")
+    if result.explain:
+        lines += render_explanation(result.explain)
     return "\n".join(lines)
+
+
+def render_explanation(x: dict) -> list[str]:
+    """``AnswerResult.explain`` as lines a rule author reads: parse, goals, set aside, withheld."""
+    p = x["parse"]
+    lines = ["", "explain:", f"  answer types: {', '.join(p['answer_types']) or 'none read'}",
+             "  entities: " + (", ".join(f"{e['text']!r} = {e['entity']} ({e['type']})" for e in p["entities"]) or "none"),
+             "  stated values: " + (", ".join(v["text"] for v in p["stated_values"]) or "none"),
+             "  about: " + (", ".join(f"{t}: {', '.join(ids)}" for t, ids in p["about"].items()) or "anyone"),
+             "  relations asked (score): " + (", ".join(f"{r['relation']}({', '.join(r['args'])}, ?) {r['score']}"
+                                                     for r in p["relations"]) or "none: the question parsed into no relation")]
+    for g in x["goals"]:
+        proved = ", ".join(f"{v['value']} (CF {v['cf']:.2f})" for v in g["proved"]) or "nothing"
+        lines.append(f"  goal {g['goal']}: proves {proved}; {g['outcome']}")
+        lines += [f"      {w}" for why in g.get("why", []) for w in why.splitlines()]
+    lines += [f"  set aside: {s}" for s in x["set_aside"]]
+    if x["withheld"]:
+        for a in x["withheld"]["attempts"]:
+            lines.append(f"  withheld {a['answer']!r}:")
+            lines += [f"      {g}" for g in a["gaps"]] + [f"      {c}" for c in a["failing_claims"]]
+    return lines

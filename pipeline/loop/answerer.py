@@ -29,6 +29,7 @@ from pipeline.loop.config import (
     RetrieverLike,
     RuleBaseHolderLike,
 )
+from pipeline.loop.explanation import explain
 from pipeline.loop.outcome import final_result, shown_passages
 from pipeline.loop.verify import (
     CITATION_MARKER,
@@ -187,6 +188,8 @@ class Answerer:
                 timings[stage] = round(timings[stage] + spent, 3)
         result = final_result(q, opts, status, attempts, prompt, timings, ctx, rulebase, verifier)
         result.timings_ms["total"] = ms(time.perf_counter() - t_start)
+        if opts.explain:
+            result.explain = explain(ctx, rulebase, result)
         if stream and result.answer != gen["text"].strip():
             yield {"type": "answer", "text": result.answer}
         yield {"type": "result", "result": result}

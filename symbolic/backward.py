@@ -165,8 +165,10 @@ class BackwardChainer:
             best = max((n.cf for n in nodes.values()), default=0.0)
             if best <= THRESHOLD:
                 for e2, proofs, cfs in self._conj(rest, env, depth, stack, why):
+                    # negation as failure: a closed-world assumption, shown as one in the trace (HOW)
                     yield e2, [{"kind": "not", "text": f"not {_fmt(first.atom.relation, pat)}", "holds": True,
-                                "best_cf": best}, *proofs], cfs
+                                "best_cf": best, "relation": first.atom.relation,
+                                "args": [None if isinstance(a, m.Var) else format_value(a) for a in pat]}, *proofs], cfs
             return
         pat = _substitute(first, env)
         for args, node in self._solve(first.relation, pat, depth, stack, why).items():

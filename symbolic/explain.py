@@ -42,6 +42,8 @@ def how_text(node: Node, indent: int = 0) -> str:
         for p in s.premises:
             if isinstance(p, Node):
                 lines.append(how_text(p, indent + 2))
+            elif p.get("kind") == "not":
+                lines.append(f"{pad}    {p['text']}  holds (closed world: no fact states it)")
             else:
                 lines.append(f"{pad}    {p['text']}  holds")
     return "\n".join(lines)

@@ -250,6 +250,7 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
             if ck.check_link(link) and all((k.source, k.target) != (link.source, link.target) for k in rb.links):
                 rb.links.append(link)
     _reachability(rb, ck)
+    _closed_world(rb, ck)
     by_key = {r.key: r for r in rb.forward_rules}
     for keys in find_cycles(rb.forward_rules):
         cycle = list(dict.fromkeys(by_key[k].id for k in keys))   # the alternatives of an `or` are one rule
@@ -322,3 +323,20 @@ def _reachability(rb: RuleBase, ck: Checker) -> None:
         if missing and g.head.relation in rb.relations:
             ck.warn(f"goal {g.id} is unreachable: nothing produces {', '.join(missing)} (no pattern, fact, "
                     f"rule or reachable goal)", g.location)
+
+
+def _closed_world(rb: RuleBase, ck: Checker) -> None:
+    """Warn about `not` over a relation the patterns read from documents: a negation as failure is a closed-world
+    assumption, and over pattern-read facts a row or sentence the patterns miss makes it hold ("a region not in
+    the rate table gets the standard rate" proves it for a region whose cell was not read)."""
+    read = {cp.pattern.atom.relation for cp in rb.patterns}
+    rules: list[tuple[str, str, list[m.Condition], Location]] = \
+        [("goal", g.id, g.premises, g.location) for g in rb.backward_rules if g.variant == 0] + \
+        [("rule", r.id, r.conditions, r.location) for r in rb.forward_rules]
+    for kind, rid, conditions, location in rules:
+        for c in conditions:
+            if isinstance(c, m.Not) and c.atom.relation in read:
+                ck.warn(f"{kind} {rid}: `not {c.atom.relation}(…)` is a closed-world assumption over facts the "
+                        f"patterns read: a row or sentence they miss makes it hold (see `verirag rules facts "
+                        f"--relation {c.atom.relation}`); answers resting on it are checked against the text",
+                        c.location or location)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from pipeline.evidence.bridges import bridge_passages, passage_key, place_after
+from pipeline.evidence.closed_world import contradicted_assumption
 from pipeline.evidence.described import with_described
 from pipeline.evidence.kb_facts import FactSource, KBFacts, evidence_passages
 from pipeline.evidence.leads import lead_first
@@ -191,11 +192,14 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
         rb = rulebase
 
         def for_someone_else(proof: ProvenAnswer) -> bool:
+            """Set aside: a proof about someone else than the question, or resting on a closed-world assumption the
+            retrieved text contradicts."""
             found = source_conflict(ctx.scope, proof.goal.relation, _document_passages(proof, ctx.candidates, ctx.kb),
                                     rb)
-            if found is not None:
-                ctx.out_of_scope.append(f"a proof of {proof.fact} set aside: {found.reason(rb)}")
-            return found is not None
+            why = found.reason(rb) if found is not None else contradicted_assumption(proof, ctx.candidates, rb)
+            if why is not None:
+                ctx.out_of_scope.append(f"a proof of {proof.fact} set aside: {why}")
+            return why is not None
 
         ctx.corrections = [c for c in disproved_premises(focus, rulebase, facts) if not for_someone_else(c.proof)]
         # with its premises disproved, a question is answered for what it asks besides them

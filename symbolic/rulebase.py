@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -37,6 +38,9 @@ class RuleBase:
         self.rates: dict[tuple[str, str], float] = {}
         self.holidays: frozenset = frozenset()   # `holiday` dates: no business days   # (from, to) -> how many `to` one `from` is worth
         self._alias: dict[tuple[str, str], str] = {}
+        # what the rule files said, as a hash: two loads of the same files share it, and caches of what a rule
+        # base reads (a knowledge base's facts) are keyed by it, never by the object's id (ids are reused)
+        self.version: str = ""
 
     @property
     def rules(self) -> list[m.ForwardRule | m.BackwardRule]:
@@ -133,6 +137,14 @@ class RuleBase:
             return None
 
 
+def content_version(texts: dict[str, str]) -> str:
+    """12 hex digits of the SHA-256 of the rule files' paths and texts, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(texts):
+        digest.update(path.encode("utf-8") + b"\0" + texts[path].encode("utf-8") + b"\0")
+    return digest.hexdigest()[:12]
+
+
 def load_rulebase(target: str | Path | list, *, max_statements: int | None = None) -> RuleBase:
     """Load, check and index rule files; raises RuleErrors (every error found) on failure.
     Warnings (unreachable goals, rule cycles) are kept in ``rb.warnings``. ``max_statements``: the size
@@ -158,6 +170,7 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
     rb = RuleBase()
     rb.files = [pf.path for pf in parsed]
     rb.texts = {pf.path: pf.text for pf in parsed}
+    rb.version = content_version(rb.texts)
     ck = Checker(rb.texts, rb.types, rb.entities, rb.relations)
     first_def: dict[tuple[str, str], Location] = {}
 

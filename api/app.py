@@ -16,7 +16,7 @@ from api.errors import install_error_handlers
 from api.metrics import ServiceMetrics
 from api.security import RequestGuard
 from api.settings import Settings
-from api.state import ServiceState, SwappableRetriever, build_components
+from api.state import ServiceState, build_components
 from neural.async_engine import AsyncEngine, EngineClient
 
 log = logging.getLogger("verirag.api")
@@ -89,16 +89,22 @@ def attach_components(state: ServiceState, *, answerer: Any = None, engine: Any 
     owns = async_engine is None and engine is not None
     if owns:
         async_engine = AsyncEngine(engine, max_pending=state.settings.max_pending)
-    swappable = SwappableRetriever(retriever) if retriever is not None else None
     if generator is None and async_engine is not None:
         generator = EngineClient(async_engine)
-    if answerer is None and generator is not None and swappable is not None and rulebase_holder is not None:
+    cache = None
+    if answerer is None and generator is not None and retriever is not None and rulebase_holder is not None:
+        from pipeline.kb_facts import KBFactCache
+
+        cache = KBFactCache()    # each snapshot's facts are read into it before the snapshot serves
+    state.use(retriever, rulebase_holder, cache.get if cache is not None else None)
+    if cache is not None:
+        from api.snapshot import SnapshotFacts
         from pipeline import Answerer
 
-        answerer = Answerer(generator, swappable, rulebase_holder)
+        answerer = Answerer(generator, state.retriever, state.rules)  # type: ignore[arg-type]
+        answerer.kb_facts = SnapshotFacts(state.snapshots, cache)  # type: ignore[arg-type,assignment]
     state.async_engine, state.owns_engine = async_engine, owns
     state.remote = generator if getattr(generator, "is_remote", False) else None
-    state.retriever, state.rules = swappable, rulebase_holder
     state.answerer = answerer
 
 

@@ -48,12 +48,14 @@ async def reload_rules(request: Request) -> Any:
     holder = _rules_holder(_admin(request))
     errors = await run_in_threadpool(holder.reload)
     count = len(getattr(holder.current, "rules", []) or [])
+    version = getattr(holder.current, "version", None) or None
     if errors:
-        return JSONResponse({"reloaded": False, "count": count, "errors": [str(e) for e in errors]}, 422)
+        return JSONResponse({"reloaded": False, "count": count, "errors": [str(e) for e in errors],
+                             "rules_version": version}, 422)
     state = _admin(request)
     if state.on_rules_reloaded is not None:  # replicas: the others follow within replica_sync_s
         await run_in_threadpool(state.on_rules_reloaded)
-    return {"reloaded": True, "count": count, "errors": []}
+    return {"reloaded": True, "count": count, "errors": [], "rules_version": version}
 
 
 def _kb(state: ServiceState) -> tuple[Path, Path]:
@@ -78,7 +80,8 @@ def _reindex(state: ServiceState, kb: Path, index_dir: Path) -> Any:
 
     with state.ingest_lock:
         report = ingest(kb, index_dir)
-        state.retriever.current = Retriever.open(index_dir)  # type: ignore[union-attr]
+        embedder = getattr(state.retriever, "embedder", None)  # loaded once: reused for the new version
+        state.snapshots.swap_index(Retriever.open(index_dir, embedder=embedder))  # type: ignore[union-attr]
     return report
 
 

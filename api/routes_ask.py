@@ -68,6 +68,11 @@ async def readyz(request: Request) -> JSONResponse:
     checks = state.readiness()
     ready = all(checks.values())
     body: dict[str, Any] = {"ready": ready, "checks": checks}
+    snap = state.snapshot()
+    if snap is not None:  # what a request admitted now is answered from
+        body.update(snap.versions())
+        if state.snapshots is not None and state.snapshots.last_error:  # the last reload or swap that failed
+            body["snapshot_error"] = state.snapshots.last_error
     if state.load_progress is not None:  # `verirag serve` loading in the background: which stage, how long
         snap = state.load_progress.snapshot()
         ready = ready and snap["ready"]

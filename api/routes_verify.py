@@ -6,7 +6,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Security
 from fastapi.responses import Response
 
-from api.answering import admit, run_admitted
+from api.answering import admit, pinned, run_admitted
 from api.concurrency import ClientGone
 from api.errors import ApiError
 from api.schemas import ErrorResponse, VerifyRequest, VerifyResponse
@@ -49,10 +49,11 @@ async def verify(body: VerifyRequest, request: Request) -> Any:
     def run() -> Any:
         return answerer.verify(body.question, body.answer, body.passages, top_k=body.top_k, scope=scope)  # type: ignore[union-attr]
 
+    snap, versions = pinned(state)
     try:
-        result = await run_admitted(request, state, run)
+        result = await run_admitted(request, state, run, snapshot=snap)
     except ClientGone:
         return Response(status_code=499)
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     data.pop("question", None)
-    return {**data, "request_id": getattr(request.state, "request_id", None)}
+    return {**data, **versions, "request_id": getattr(request.state, "request_id", None)}

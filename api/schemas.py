@@ -99,6 +99,9 @@ class AskResponse(BaseModel):
                         "upper or lower, and the proof of the limit); the answer must say no and state the limit")
     quarantined: list[dict[str, Any]] = Field(
         [], description="retrieved passages set apart because they address the model; never shown to it")
+    rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
+                                      "files; one request sees one rule set, whatever reloads happen meanwhile)")
+    index_version: str | None = Field(None, description="the index version it was retrieved from")
 
 
 # -- /verify ---------------------------------------------------------------------------------------
@@ -149,6 +152,9 @@ class VerifyResponse(BaseModel):
     timings_ms: dict[str, float] = {}
     premise_corrections: list[dict[str, Any]] = []
     limit_breaches: list[dict[str, Any]] = []
+    rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
+                                      "files; one request sees one rule set, whatever reloads happen meanwhile)")
+    index_version: str | None = Field(None, description="the index version it was retrieved from")
     request_id: str | None = None
 
 
@@ -181,6 +187,7 @@ class ReloadResponse(BaseModel):
     reloaded: bool
     count: int
     errors: list[str] = []
+    rules_version: str | None = Field(None, description="the rules served now (the old ones' after a failure)")
 
 
 class ErrorBody(BaseModel):

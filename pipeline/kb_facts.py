@@ -72,25 +72,35 @@ def implied_arguments(rulebase: Any, kb_facts: Sequence[Any]) -> dict[tuple[str,
 
 
 class KBFactCache:
-    """The rule patterns run over every authoritative chunk once per (index version, rule base); a KB
-    above ``max_chunks`` chunks is not read whole (its facts come from the retrieved passages only)."""
+    """The rule patterns run over every authoritative chunk once per (index version, rule-base version); a KB
+    above ``max_chunks`` chunks is not read whole (its facts come from the retrieved passages only). The facts
+    of the last ``keep`` pairs are kept: requests that started before a reload or an ingest still use theirs.
+    Keys are versions, never ``id()``: a new rule base can get the id of a freed one. An object without a
+    version is its own key, held here, so its id cannot be reused while its entry lives."""
 
-    def __init__(self, max_chunks: int = 20_000):
-        self.max_chunks = max_chunks
-        self._key: tuple | None = None
-        self._facts: KBFacts | None = None
+    def __init__(self, max_chunks: int = 20_000, keep: int = 4):
+        self.max_chunks, self.keep = max_chunks, keep
+        self._entries: dict[tuple, KBFacts] = {}
         self._lock = threading.Lock()
+
+    @staticmethod
+    def key(retriever: Any, rulebase: Any) -> tuple:
+        return tuple(v if isinstance(v := getattr(obj, "version", None), str) and v else obj
+                     for obj in (retriever, rulebase))
 
     def get(self, retriever: Any, rulebase: Any) -> KBFacts | None:
         passages_of = getattr(retriever, "passages", None)
         if passages_of is None or (hasattr(retriever, "__len__") and len(retriever) > self.max_chunks):
             return None
-        key = (getattr(retriever, "version", id(retriever)), id(rulebase))
+        key = self.key(retriever, rulebase)
         with self._lock:
-            if key != self._key:
-                self._facts = self._read(evidence_passages(passages_of()), rulebase)
-                self._key = key
-            return self._facts
+            facts = self._entries.pop(key, None)
+            if facts is None:
+                facts = self._read(evidence_passages(passages_of()), rulebase)
+            self._entries[key] = facts          # most recent last
+            while len(self._entries) > self.keep:
+                del self._entries[next(iter(self._entries))]
+            return facts
 
     @staticmethod
     def _read(passages: list[Any], rulebase: Any) -> KBFacts:

@@ -98,5 +98,5 @@ def test_components_passed_in_are_served_at_once(tmp_path) -> None:
     assert app.state.svc.load_progress is None  # nothing to load: no gate, /readyz as before
     with live_server(app) as url:
         r = httpx.get(url + "/readyz")
-        assert r.status_code == 200 and set(r.json()) == {"ready", "checks"}
+        assert r.status_code == 200 and set(r.json()) == {"ready", "checks", "rules_version", "index_version"}
     ae.shutdown()

@@ -99,6 +99,9 @@ class AskResponse(BaseModel):
                         "upper or lower, and the proof of the limit); the answer must say no and state the limit")
     quarantined: list[dict[str, Any]] = Field(
         [], description="retrieved passages set apart because they address the model; never shown to it")
+    conflicts: list[dict[str, Any]] = Field(
+        [], description="facts a source of lower authority (a note, a document the KB's register does not list) "
+                        "states against one of higher authority: left out of the evidence, never cancelling it")
     rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
                                       "files; one request sees one rule set, whatever reloads happen meanwhile)")
     index_version: str | None = Field(None, description="the index version it was retrieved from")
@@ -152,6 +155,9 @@ class VerifyResponse(BaseModel):
     timings_ms: dict[str, float] = {}
     premise_corrections: list[dict[str, Any]] = []
     limit_breaches: list[dict[str, Any]] = []
+    conflicts: list[dict[str, Any]] = Field(
+        [], description="facts a source of lower authority (a note, a document the KB's register does not list) "
+                        "states against one of higher authority: left out of the evidence, never cancelling it")
     rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
                                       "files; one request sees one rule set, whatever reloads happen meanwhile)")
     index_version: str | None = Field(None, description="the index version it was retrieved from")

@@ -11,7 +11,7 @@ from pipeline.approver import covering_limit
 from pipeline.bridges import bridge_passages, passage_key, place_after
 from pipeline.extraction import EvidenceValue, extract_evidence, find_values
 from pipeline.described import with_described
-from pipeline.kb_facts import KBFactCache, KBFacts, evidence_passages
+from pipeline.kb_facts import EvidenceConflict, KBFactCache, KBFacts, evidence_passages, outranked
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
 from pipeline.limit_check import LimitBreach, breached_limits
@@ -45,6 +45,7 @@ class QuestionContext:
     proof_passages: list[Any] = field(default_factory=list)  # the chunks stating the proof's facts
     corrections: list[PremiseCorrection] = field(default_factory=list)   # premises of the question disproved
     breaches: list[LimitBreach] = field(default_factory=list)   # the question's values past a proved limit
+    conflicts: list[EvidenceConflict] = field(default_factory=list)   # facts outranked by a source of more authority
     timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
 
     @property
@@ -176,7 +177,8 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     # an argument only the whole KB's facts can show to have one value (a single site's threshold)
     implied = ctx.kb.implied if ctx.kb is not None else {}
     if rulebase is not None:
-        facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
+        facts, _values, conflicts = evidence_and_conflicts(ctx.candidates, rulebase, ctx.kb)
+        ctx.conflicts = _relevant(conflicts, focus, ctx.candidates)
         ctx.focus = focus = facts_focus(focus, rulebase, facts, implied)
     if symbolic and rulebase is not None:
         ctx.corrections = disproved_premises(focus, rulebase, facts)
@@ -243,12 +245,32 @@ def _second_round(retriever: Any, queries: Sequence[str], top_k: int, ctx: Quest
 def evidence_for(passages: Sequence[Any], rulebase: Any, kb: KBFacts | None) -> tuple[list[Any], list[EvidenceValue]]:
     """Facts and values the authoritative, unquarantined ``passages`` state, plus every fact of the KB
     (a premise in an unretrieved document still counts); values come from the passages only, since a
-    value is checked against what the answer cites."""
+    value is checked against what the answer cites. Ranked by authority: a fact a source of more authority
+    contradicts is left out (pipeline.kb_facts.outranked)."""
+    facts, values, _conflicts = evidence_and_conflicts(passages, rulebase, kb)
+    return facts, values
+
+
+def evidence_and_conflicts(passages: Sequence[Any], rulebase: Any,
+                           kb: KBFacts | None) -> tuple[list[Any], list[EvidenceValue], list[EvidenceConflict]]:
+    """evidence_for's facts and values, and the conflicts ranking them left out (the KB's own included)."""
     facts, values = extract_evidence(evidence_passages(passages), rulebase)
     if kb is not None:
         have = {(f.relation, f.args, f.provenance.doc_id, f.provenance.start) for f in facts}
         facts += [f for f in kb.facts if (f.relation, f.args, f.provenance.doc_id, f.provenance.start) not in have]
-    return facts, values
+    facts, conflicts = outranked(facts, rulebase)
+    return facts, values, [*(kb.conflicts if kb is not None else []), *conflicts]
+
+
+def _relevant(conflicts: Sequence[EvidenceConflict], focus: QuestionFocus, passages: Sequence[Any]) -> list[EvidenceConflict]:
+    """The conflicts about what the question asks or in the documents retrieved for it, each once."""
+    asked = {g.relation for g in focus.goals}
+    docs = {p.doc_id for p in passages}
+    out: dict[tuple, EvidenceConflict] = {}
+    for c in conflicts:
+        if c.kept.relation in asked or c.outranked.provenance.doc_id in docs or c.kept.provenance.doc_id in docs:
+            out.setdefault((c.outranked.key, c.outranked.provenance.doc_id, c.kept.key), c)
+    return list(out.values())
 
 
 def _stating_value(proof: ProvenAnswer, candidates: Sequence[Any], rulebase: Any) -> list[Any]:

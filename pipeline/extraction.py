@@ -278,12 +278,14 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
     """Facts and values stated by the retrieved passages, with provenance (doc id, span in the
     document, superseded, effective date, authority: what rules can match with `from ?doc`); facts from
     superseded documents get a lower certainty factor."""
+    from pipeline.kb_facts import standing   # here: kb_facts reads the KB with this module
     from pipeline.property_rows import property_row_facts   # here: it reads with this module's readers
     facts: list[Fact] = []
     values: list[EvidenceValue] = []
     for p in passages:
         superseded = bool(getattr(p, "superseded", False))
-        doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None)}
+        doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None),
+               "standing": standing(p)}
         for fact, s, e in rulebase.extract(p.text, source=_provenance("document", p.doc_id, p.start, p.end, superseded,
                                                                       **doc)):
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.
@@ -307,7 +309,9 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
 
 
 def _provenance(source: str, doc_id: str | None = None, start: int | None = None, end: int | None = None,
-                superseded: bool = False, effective_date: Any = None, authority: str | None = None) -> Any:
+                superseded: bool = False, effective_date: Any = None, authority: str | None = None,
+                standing: int = 2) -> Any:
     from symbolic import Provenance
     return Provenance(source, doc_id=doc_id, start=start, end=end, superseded=superseded,
-                      effective_date=None if effective_date is None else str(effective_date), authority=authority)
+                      effective_date=None if effective_date is None else str(effective_date), authority=authority,
+                      standing=standing)

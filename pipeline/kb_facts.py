@@ -11,7 +11,7 @@ from typing import Any, Iterable, Sequence
 from pipeline.extraction import EvidenceValue, extract_evidence
 from pipeline.symbolic_answer import current_evidence
 from symbolic.model import VALUE_TYPES
-from symbolic.values import Quantity
+from symbolic.values import Quantity, format_value
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +31,59 @@ def evidence_passages(passages: Iterable[Any]) -> list[Any]:
     return [p for p in passages if authoritative(p) and not getattr(p, "quarantine", None)]
 
 
+def standing(passage: Any) -> int:
+    """How much a passage's facts count when they disagree with others (symbolic Provenance.standing): 2 a
+    document that counts, 1 one the KB's register does not list (retrieval/register.py), 0 a note or draft."""
+    if not authoritative(passage):
+        return 0
+    return 1 if getattr(passage, "listed", None) is False else 2
+
+
+@dataclass(frozen=True)
+class EvidenceConflict:
+    """A fact of lower standing that contradicts one of higher standing: left out of the evidence, reported."""
+    kept: Any         # symbolic Fact
+    outranked: Any
+
+    def to_dict(self) -> dict:
+        k, o = self.kept, self.outranked
+        return {"relation": k.relation, "subject": [format_value(a) for a in k.args[:-1]],
+                "value": format_value(k.args[-1]), "doc_id": k.provenance.doc_id,
+                "outranked_value": format_value(o.args[-1]), "outranked_doc_id": o.provenance.doc_id,
+                "outranked_authority": o.provenance.authority, "outranked_unlisted": o.provenance.standing == 1,
+                "reason": f"{o.provenance.doc_id} states {format_value(o.args[-1])} against {format_value(k.args[-1])} "
+                          f"in {k.provenance.doc_id}, which outranks it"
+                          + (" (the knowledge base's register does not list it)" if o.provenance.standing == 1 else "")}
+
+
+def outranked(facts: Sequence[Any], rulebase: Any) -> tuple[list[Any], list[EvidenceConflict]]:
+    """Evidence ranked by authority before certainty factors combine: of the facts about one subject of a
+    functional relation, a fact of lower standing whose value no fact of the highest standing present states
+    is left out and reported (a note or an unlisted document never cancels a policy); one agreeing stays."""
+    groups: dict[tuple, list[Any]] = {}
+    for f in facts:
+        sig = rulebase.relations.get(f.relation) if rulebase is not None else None
+        if sig is not None and sig.functional and f.args:
+            groups.setdefault((f.relation, f.args[:-1]), []).append(f)
+    drop: set[int] = set()
+    conflicts: list[EvidenceConflict] = []
+    for group in groups.values():
+        top = max(f.provenance.standing for f in group)
+        best = [f for f in group if f.provenance.standing == top]
+        for f in group:
+            if f.provenance.standing < top and all(f.args[-1] != b.args[-1] for b in best):
+                drop.add(id(f))
+                conflicts.append(EvidenceConflict(best[0], f))
+    return [f for f in facts if id(f) not in drop], conflicts
+
+
 @dataclass
 class KBFacts:
     facts: list[Any] = field(default_factory=list)            # symbolic Facts with document provenance
     values: list[EvidenceValue] = field(default_factory=list)
     passage_of: dict[int, Any] = field(default_factory=dict)  # id(fact) -> the chunk passage stating it
     implied: dict[tuple[str, int], str] = field(default_factory=dict)   # implied_arguments of the facts
+    conflicts: list[EvidenceConflict] = field(default_factory=list)   # facts outranked (left out of ``facts``)
 
     def passage_for(self, fact: Any) -> Any | None:
         return self.passage_of.get(id(fact))
@@ -111,6 +158,7 @@ class KBFactCache:
                 out.passage_of[id(f)] = p
             out.facts.extend(facts)
             out.values.extend(values)
+        out.facts, out.conflicts = outranked(out.facts, rulebase)
         out.implied = implied_arguments(rulebase, out.facts)
         log.info("read %d facts from %d chunks", len(out.facts), len(passages))
         return out

@@ -29,7 +29,7 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
                              for p in ctx.quarantined],
              "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None,
              "premise_corrections": [c.to_dict() for c in ctx.corrections],
-             "limit_breaches": [b.to_dict() for b in ctx.breaches]}
+             "limit_breaches": [b.to_dict() for b in ctx.breaches], "conflicts": [c.to_dict() for c in ctx.conflicts]}
     if status in ("verified", "regenerated"):
         result = AnswerResult(q, last.answer, status, citations(last.answer, prompt), last.claims,
                               last.violations, attempts, timings, usage, opts.policy,

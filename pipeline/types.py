@@ -135,6 +135,7 @@ class AnswerResult:
     limit_breaches: list[dict] = field(default_factory=list)   # the question's values past a limit the rules prove
     quarantined: list[dict] = field(default_factory=list)   # retrieved passages set apart as instructions
     followups: list[str] = field(default_factory=list)      # the multi-hop retrieval queries
+    conflicts: list[dict] = field(default_factory=list)     # facts a source of more authority contradicts
 
     def to_dict(self) -> dict:
         """The /ask response body of DESIGN §3 (plus ``violations``, ``reason`` and per-attempt detail)."""

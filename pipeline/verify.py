@@ -39,6 +39,7 @@ class VerifyResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     premise_corrections: list[dict] = field(default_factory=list)   # premises of the question the rules disprove
     limit_breaches: list[dict] = field(default_factory=list)   # the question's values past a limit the rules prove
+    conflicts: list[dict] = field(default_factory=list)        # facts a source of more authority contradicts
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -156,7 +157,7 @@ def verify_with(answerer: Any, question: str, answer: str, passages: Sequence[st
                         "passages" if passages is not None else "kb", ctx.proof.to_dict() if ctx.proof else None,
                         [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
                          for p in ctx.quarantined], timings, [c.to_dict() for c in ctx.corrections],
-                        [b.to_dict() for b in ctx.breaches])
+                        [b.to_dict() for b in ctx.breaches], [c.to_dict() for c in ctx.conflicts])
 
 
 def verify(question: str, answer: str, passages: Sequence[str] | None = None, *, kb: str | Path | None = None,

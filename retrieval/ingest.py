@@ -17,6 +17,7 @@ from .embedder import DEFAULT_EMBEDDER, Embedder, get_embedder, probe_vector
 from .errors import DocumentError, IndexCorruptError, IndexMismatchError, IndexNotFoundError, RetrievalError
 from .injection import quarantine_reason
 from .records import Chunk, Document, DocumentMeta, IngestReport
+from .register import mark_listed
 from .snapshot import Snapshot
 from .status import kb_matches
 from .supersession import link_supersedes
@@ -143,6 +144,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                                 skipped=[tuple(x) for x in manifest.get("skipped", [])],
                                 superseded=[tuple(x) for x in manifest.get("superseded", [])],
                                 quarantined=[tuple(x) for x in manifest.get("quarantined", [])],
+                                unlisted=list(manifest.get("unlisted", [])),
                                 num_documents=manifest["num_documents"], num_chunks=manifest["num_chunks"],
                                 vector_index=manifest["vector_index"]["kind"], changed=False,
                                 seconds=time.perf_counter() - t0)
@@ -160,6 +162,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                 raise DocumentError(f"{rel}: {reason}")
             log.warning("skipped %s: %s", rel, reason)
         report.skipped = sorted(refused)
+        report.unlisted = mark_listed(docs)   # before supersession: an unlisted document supersedes no listed one
         link_supersedes(docs, report)
 
         # Reuse the chunks and vectors of files whose bytes are unchanged; chunk the rest.
@@ -232,7 +235,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                     "num_documents": len(docs), "num_chunks": len(chunks), "files": files,
                     "documents": {d.meta.doc_id: d.meta.sha256 for d in docs},
                     "skipped": report.skipped, "superseded": report.superseded,
-                    "quarantined": report.quarantined}
+                    "quarantined": report.quarantined, "unlisted": report.unlisted}
 
         report.version = commit_version(idx, write)
         report.vector_index = kind

@@ -24,6 +24,7 @@ class DocumentMeta:
     banner: str | None = None         # the document's own "superseded" banner sentence, quoted from its top
     banner_ref: str | None = None     # what that banner names as the replacement (a title, file or doc id)
     page_starts: list[int] | None = None  # PDF: char offset in text where page i+1 begins
+    listed: bool | None = None        # named by the KB's register (retrieval/register.py); None: the KB has none
 
 
 @dataclass
@@ -76,6 +77,7 @@ class Passage:
     page_start: int | None = None      # PDF only
     page_end: int | None = None
     quarantine: str | None = None      # set only when search(include_quarantined=True) returns it
+    listed: bool | None = None         # False: the KB's register does not list its document (lower authority)
 
 
 @dataclass
@@ -91,6 +93,7 @@ class IngestReport:
     superseded: list[tuple[str, str, str]] = field(default_factory=list)  # (doc_id, superseded_by, how)
     # (chunk_id, start_line, end_line, reason) of every chunk that addresses the model
     quarantined: list[tuple[str, int, int, str]] = field(default_factory=list)
+    unlisted: list[str] = field(default_factory=list)   # documents the KB's register does not list
     num_documents: int = 0
     num_chunks: int = 0
     embedded_chunks: int = 0         # chunks that went through the embedder this run

@@ -15,10 +15,11 @@ from neural.async_engine import QueueFullError
 log = logging.getLogger("verirag.api")
 
 
-def admit(state: ServiceState, what: str = "/ask") -> None:
-    """Refuse now (503) what could not start: no answerer, a full engine queue, too many answer loops.
-    On success one answer slot is taken: the caller gives it back with ``state.end_ask()``."""
-    if state.answerer is None:
+def admit(state: ServiceState, what: str = "/ask", runner: Any = None) -> None:
+    """Refuse now (503) what could not start: no answerer (or ``runner``, what the route runs instead), a full
+    engine queue, too many answer loops. On success one answer slot is taken: the caller gives it back with
+    ``state.end_ask()``."""
+    if (runner if runner is not None else state.answerer) is None:
         raise ApiError(503, f"no knowledge base / rules loaded: {what} is unavailable")
     engine = state.async_engine
     if engine is not None and engine.num_pending >= engine.max_pending:

@@ -73,6 +73,8 @@ async def readyz(request: Request) -> JSONResponse:
         body.update(snap.versions())
         if state.snapshots is not None and state.snapshots.last_error:  # the last reload or swap that failed
             body["snapshot_error"] = state.snapshots.last_error
+    if state.kb_sync is not None:  # the served index against the KB, and any ingest running (its progress)
+        body.update(index=state.kb_sync.summary(), ingest=state.kb_sync.status())
     if state.load_progress is not None:  # `verirag serve` loading in the background: which stage, how long
         snap = state.load_progress.snapshot()
         ready = ready and snap["ready"]

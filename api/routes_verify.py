@@ -43,8 +43,8 @@ async def verify(body: VerifyRequest, request: Request) -> Any:
     if body.passages is not None and body.kb is not None:
         raise ApiError(422, "pass `passages` or `kb`, not both", param="kb", code="invalid_value")
     scope = _scope(state, body.kb) if body.kb is not None else None
-    admit(state, "/verify")
-    answerer = state.answerer
+    answerer = state.answerer or state.checker  # the checker: before the model is in, or with none
+    admit(state, "/verify", answerer)
 
     def run() -> Any:
         return answerer.verify(body.question, body.answer, body.passages, top_k=body.top_k, scope=scope)  # type: ignore[union-attr]

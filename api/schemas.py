@@ -174,7 +174,9 @@ class IngestResponse(BaseModel):
     path: str
     documents: int
     chunks: int | None = None
-    errors: list[str] = []
+    errors: list[str] = Field([], description="files under `path` that could not be read, each with the reason "
+                                              "(an unsupported type, binary, not UTF-8, too large, ...)")
+    index_version: str | None = Field(None, description="the index version served from now on")
 
 
 class RuleOut(BaseModel):

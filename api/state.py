@@ -21,10 +21,14 @@ class ServiceState:
     metrics: ServiceMetrics
     async_engine: AsyncEngine | None = None
     answerer: Any | None = None
+    # checks answers (/verify) with no model: ready once the index and rules are, before the model loads
+    checker: Any | None = None
     # the views the answer loop reads the request's snapshot through (api/snapshot.py); None: not served
     retriever: SnapshotRetriever | None = None
     rules: SnapshotRules | None = None
     snapshots: SnapshotStore | None = None
+    facts_cache: Any | None = None  # pipeline.kb_facts.KBFactCache the snapshots' facts are read into
+    kb_sync: Any | None = None  # api.kb_sync.KBSync: the background re-ingest and POST /documents, with progress
     model_name: str = "verirag"
     remote: Any | None = None  # neural.remote.RemoteGenerator when the model is served elsewhere (no engine here)
     owns_engine: bool = False
@@ -94,25 +98,33 @@ class ServiceState:
             self.remote.close()
 
 
-def build_components(settings: Settings, progress: Any = None) -> dict[str, Any]:
-    """Load the real engine (or connect to the remote one), index and rules named by the settings (imports are
-    lazy: heavy). ``progress`` (a neural.load_progress.LoadProgress) is told each stage, the engine's own included."""
+def build_components(settings: Settings, progress: Any = None,
+                     on_knowledge: Callable[[Any, Any], None] | None = None) -> dict[str, Any]:
+    """Load the rules, the index, and the real engine (or connect to the remote one) named by the settings
+    (imports are lazy: heavy). ``progress`` (a neural.load_progress.LoadProgress) is told each stage, the
+    engine's own included; ``on_knowledge(retriever, rulebase_holder)`` is called before the engine loads.
+    The index is served as it is: whether it is stale is checked after start-up (api/kb_sync.py)."""
     from neural.load_progress import LoadProgress
 
+    from api.kb_sync import open_index
+    from pipeline.factory import open_rules
+
     progress = progress or LoadProgress()
+    knowledge: dict[str, Any] = {}
+    # rules and index first: they fail fastest, and /verify needs nothing else (on_knowledge serves it)
+    if settings.rules_dir is not None:
+        with progress.stage("rules"):
+            knowledge["rulebase_holder"] = open_rules(settings.rules_dir)
+    if settings.kb_dir is not None:  # the last complete version as it is; a stale one is re-ingested later
+        with progress.stage("index"):
+            knowledge["retriever"] = open_index(settings.kb_dir, settings.resolved_index_dir)  # type: ignore[arg-type]
+    if on_knowledge is not None:
+        on_knowledge(knowledge.get("retriever"), knowledge.get("rulebase_holder"))
     remote = settings.remote_config()
     parts: dict[str, Any] = {"generator": connect_remote(remote, progress)} if remote else \
         {"engine": _local_engine(settings, progress)}
-    from pipeline.factory import open_retriever, open_rules
-
-    if settings.kb_dir is not None:  # ingests first when the index is missing or stale
-        with progress.stage("index"):
-            parts["retriever"] = open_retriever(settings.kb_dir, settings.resolved_index_dir)
-    if settings.rules_dir is not None:
-        with progress.stage("rules"):
-            parts["rulebase_holder"] = open_rules(settings.rules_dir)
     progress.ready()
-    return parts
+    return {**parts, **knowledge}
 
 
 def _local_engine(settings: Settings, progress: Any) -> Any:

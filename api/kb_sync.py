@@ -37,7 +37,9 @@ class KBSync:
         self.state, self.kb_dir, self.index_dir = state, kb_dir, index_dir
         self._lock = threading.Lock()
         self._progress: dict[str, Any] = {"state": "idle"}
-        self.index = "fresh"          # the served index against the KB: fresh | checking | stale | unknown
+        # the served index against the KB: unchecked (no start-up check was asked for) | checking | fresh | stale |
+        # unknown (the KB could not be read)
+        self.index = "unchecked"
         self.thread: threading.Thread | None = None
 
     # -- what /readyz shows -------------------------------------------------------------------------------
@@ -74,7 +76,8 @@ class KBSync:
         report is returned; a failure keeps the served version and is raised (and shown in /readyz)."""
         from retrieval import Retriever, ingest
 
-        if not self.state.ingest_lock.acquire(blocking=False):
+        # a request is refused while another ingest runs; the background re-ingest waits its turn instead
+        if not self.state.ingest_lock.acquire(blocking=background):
             raise IngestBusy(f"an ingest is already running ({self.summary()}); see /readyz")
         try:
             with self._lock:
@@ -105,25 +108,27 @@ class KBSync:
         def run() -> None:
             from retrieval.status import changed_documents
 
-            self.index = "checking"
-            try:
-                changed = changed_documents(self.kb_dir, self.index_dir)
-            except Exception as exc:  # noqa: BLE001 - an unreadable KB: serve what there is, say why
-                self.index = "unknown"
-                self._set(state="failed", error=f"{type(exc).__name__}: {exc}")
-                log.error("could not check the index against the KB: %s", exc)
-                return
-            if not changed:
-                self.index = "fresh"
-                return
-            self.index = "stale"
-            log.info("index %s is stale (%d files changed): serving it while re-ingesting", self.index_dir,
-                     len(changed))
-            try:
-                self.ingest(reason="start-up: the index is stale", files=len(changed), background=True)
-            except Exception:  # noqa: BLE001 - logged and shown by ingest(); the stale version keeps serving
-                pass
+            # a file edited while the ingest read it shows as changed again: another pass takes it (a few at most)
+            for _ in range(3):
+                try:
+                    changed = changed_documents(self.kb_dir, self.index_dir)
+                except Exception as exc:  # noqa: BLE001 - an unreadable KB: serve what there is, say why
+                    self.index = "unknown"
+                    self._set(state="failed", error=f"{type(exc).__name__}: {exc}")
+                    log.error("could not check the index against the KB: %s", exc)
+                    return
+                if not changed:
+                    self.index = "fresh"
+                    return
+                self.index = "stale"
+                log.info("index %s is stale (%d files changed): serving it while re-ingesting", self.index_dir,
+                         len(changed))
+                try:
+                    self.ingest(reason="start-up: the index is stale", files=len(changed), background=True)
+                except Exception:  # noqa: BLE001 - logged and shown by ingest(); the stale version keeps serving
+                    return
 
+        self.index = "checking"    # before the thread starts: /readyz never says "fresh" for an unchecked index
         self.thread = threading.Thread(target=run, name="verirag-reingest", daemon=True)
         self.thread.start()
         return self.thread

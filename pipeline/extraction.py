@@ -284,8 +284,8 @@ def extract_evidence(passages: Sequence[Any], rulebase: Any) -> tuple[list[Fact]
     values: list[EvidenceValue] = []
     for p in passages:
         superseded = bool(getattr(p, "superseded", False))
-        doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None),
-               "standing": standing(p)}
+        doc: dict[str, Any] = {"effective_date": getattr(p, "effective_date", None),
+                               "authority": getattr(p, "authority", None), "standing": standing(p)}
         for fact, s, e in rulebase.extract(p.text, source=_provenance("document", p.doc_id, p.start, p.end, superseded,
                                                                       **doc)):
             # The verifier halves a superseded fact's CF itself (effective_cf): keep the pattern's CF.

@@ -150,6 +150,6 @@ def quarantine_reason(text: str) -> str | None:
                 phrase = " ".join(m.group(0).split())
                 return f'addresses the model ({pat.why}): "{phrase}"'
     for pat in LABELS:   # after the patterns: their reason names the command, a label's only whom it addresses
-        if (m := pat.rx.search(text)) is not None:
-            return f'addresses the model ({pat.why}): "{" ".join(m.group(0).split()).strip(" >*_#[(-")}"'
+        if (label := pat.rx.search(text)) is not None:
+            return f'addresses the model ({pat.why}): "{" ".join(label.group(0).split()).strip(" >*_#[(-")}"'
     return None

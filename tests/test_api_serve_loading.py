@@ -100,5 +100,5 @@ def test_components_passed_in_are_served_at_once(tmp_path) -> None:
         r = httpx.get(url + "/readyz")
         assert r.status_code == 200 and set(r.json()) == {"ready", "checks", "rules_version", "index_version",
                                                           "index", "ingest"}
-        assert (r.json()["index"], r.json()["ingest"]) == ("fresh", {"state": "idle"})  # nothing re-ingested
+        assert (r.json()["index"], r.json()["ingest"]) == ("unchecked", {"state": "idle"})  # not compared to the KB
     ae.shutdown()

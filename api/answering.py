@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from api.concurrency import iterate_blocking, run_blocking
+from api.echo import escape_echoes
 from api.errors import ApiError, backend_unavailable
 from api.snapshot import SnapshotStore
 from api.state import ServiceState
@@ -59,7 +60,7 @@ async def answer(request: Any, state: ServiceState, question: str, options: Any)
                                 snapshot=snap)
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     state.metrics.observe_answer(data)
-    return {**data, **versions}
+    return escape_echoes({**data, **versions})
 
 
 async def answer_events(state: ServiceState, question: str, options: Any, rid: str | None,
@@ -82,9 +83,9 @@ async def answer_events(state: ServiceState, question: str, options: Any, rid: s
                 first = False
             if kind == "result":  # the pipeline nests the AnswerResult dict under "result"
                 nested = isinstance(event.get("result"), dict)
-                result = {**(event["result"] if nested else event), **versions}
+                result = escape_echoes({**(event["result"] if nested else event), **versions})
                 state.metrics.observe_answer(result)
-                event = {**event, "request_id": rid, **({"result": result} if nested else versions)}
+                event = {**event, "result": result, "request_id": rid} if nested else {**result, "request_id": rid}
             yield {**event, "type": kind}
     except QueueFullError as exc:
         yield {"type": "error", "error": {"type": "overloaded", "message": str(exc), "request_id": rid}}

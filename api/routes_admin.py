@@ -11,9 +11,10 @@ from fastapi.responses import JSONResponse
 from api.errors import ApiError
 from api.schemas import ErrorResponse, IngestRequest, IngestResponse, ReloadResponse, RulesResponse
 from api.security import confine, require_admin_key
+from api.strict_json import JSONRoute
 from api.state import ServiceState
 
-router = APIRouter(dependencies=[Security(require_admin_key)], tags=["admin"])
+router = APIRouter(route_class=JSONRoute, dependencies=[Security(require_admin_key)], tags=["admin"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (401, 403, 404, 409, 413, 422, 503)
 }

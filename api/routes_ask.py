@@ -11,9 +11,10 @@ from api.answering import admit, answer, answer_events
 from api.concurrency import ClientGone, sse
 from api.schemas import AskRequest, AskResponse, ErrorResponse
 from api.security import require_api_key
+from api.strict_json import JSONRoute
 from api.state import ServiceState
 
-router = APIRouter()
+router = APIRouter(route_class=JSONRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 413, 422, 503)
 }

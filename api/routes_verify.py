@@ -11,9 +11,10 @@ from api.concurrency import ClientGone
 from api.errors import ApiError
 from api.schemas import ErrorResponse, VerifyRequest, VerifyResponse
 from api.security import PathRefused, confine, require_api_key
+from api.strict_json import JSONRoute
 from api.state import ServiceState
 
-router = APIRouter()
+router = APIRouter(route_class=JSONRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (401, 403, 404, 413, 422, 503)
 }

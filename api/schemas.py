@@ -41,6 +41,8 @@ class Citation(BaseModel):
     start: int | None = None
     end: int | None = None
     text: str = ""
+    page_start: int | None = Field(None, description="the first PDF page the cited passage comes from (1-based)")
+    page_end: int | None = Field(None, description="its last page; both None for other documents")
 
 
 class ClaimOut(BaseModel):

@@ -178,5 +178,5 @@ def _how(proof: Any) -> str:
 def citations(answer: str, prompt: prompts.Prompt) -> list[Citation]:
     """The sources the answer's [n] markers cite, in the order it cites them."""
     return [Citation(n, p.doc_id, p.start, p.end, p.text, float(getattr(p, "score", 0.0)),
-                     bool(getattr(p, "superseded", False)))
+                     bool(getattr(p, "superseded", False)), getattr(p, "page_start", None), getattr(p, "page_end", None))
             for n in cited_indices(answer, len(prompt.passages)) for p in [prompt.passages[n - 1]]]

@@ -62,6 +62,8 @@ class Citation:
     text: str
     score: float = 0.0
     superseded: bool = False
+    page_start: int | None = None   # the PDF pages the passage comes from (None for other kinds)
+    page_end: int | None = None
 
 
 @dataclass

@@ -150,7 +150,8 @@ def verify_with(answerer: Any, question: str, answer: str, passages: Sequence[st
         status = "flagged"
         reason = "; ".join([f"{len(failing)} claim(s) not supported"] * bool(failing)
                            + [f"{len(check.violations)} rule violation(s)"] * bool(check.violations) + check.gaps)
-    citations = [Citation(n, p.doc_id, p.start, p.end, p.text, float(p.score), bool(p.superseded))
+    citations = [Citation(n, p.doc_id, p.start, p.end, p.text, float(p.score), bool(p.superseded),
+                          getattr(p, "page_start", None), getattr(p, "page_end", None))
                  for n in cited_indices(check.answer, len(shown)) for p in [shown[n - 1]]]
     timings = {**ctx.timings_ms, **check.timings_ms, "total": round((time.perf_counter() - t0) * 1000, 3)}
     return VerifyResult(q, check.answer, status, reason, check.reports, check.violations, citations, check.gaps,

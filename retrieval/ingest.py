@@ -48,7 +48,7 @@ def new_chunks(doc: Document, cfg: ChunkingConfig) -> list[Chunk]:
     """Chunk one document and flag the chunks that address the model (Chunk.quarantine): a sentence
     that does is cut out into a chunk of its own; a pattern across sentences flags its whole chunk."""
     m = doc.meta
-    chunks = chunk_text(m.doc_id, doc.text, m.body_start, cfg, headings=m.kind in ("markdown", "html"),
+    chunks = chunk_text(m.doc_id, doc.text, m.body_start, cfg, headings=m.kind in ("markdown", "html", "docx"),
                         page_starts=m.page_starts, isolate=quarantine_reason)
     for c in chunks:
         c.quarantine = c.quarantine or quarantine_reason(c.text)

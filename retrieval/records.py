@@ -11,7 +11,7 @@ BANNER_UNRESOLVED = "(banner)"  # superseded_by of a document whose banner names
 class DocumentMeta:
     doc_id: str                      # path relative to the KB root, posix
     sha256: str                      # of the raw file bytes
-    kind: str                        # "markdown" | "text" | "html" | "pdf"
+    kind: str                        # "markdown" | "text" | "html" | "pdf" | "docx"
     title: str | None = None
     language: str | None = None
     tags: list[str] = field(default_factory=list)

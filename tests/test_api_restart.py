@@ -105,7 +105,7 @@ def test_a_restart_serves_the_stale_index_at_once_and_re_ingests_behind_it(domai
         assert body["status"] == "verified" and body["index_version"] == "v000001"   # the old version, at once
         assert http.post("/ask", json={"question": Q["question"]}).status_code == 503  # the model is loading
         engine_gate.set()
-        _wait(lambda: http.get("/readyz").status_code == 200)
+        _wait(lambda: http.get("/readyz").status_code == 200 and http.get("/readyz").json()["index"] != "checking")
         ready = http.get("/readyz").json()
         assert ready["index"] == "stale, re-ingesting 1 file" and ready["ingest"]["state"] == "running"
         assert ready["ingest"]["reason"] == "start-up: the index is stale" and ready["index_version"] == "v000001"
@@ -130,6 +130,7 @@ def test_post_documents_ingests_only_the_path_it_names(domain) -> None:
         assert r.status_code == 200, r.text
         body = r.json()
         assert (body["added"], body["updated"], body["removed"]) == (["it/laptops.md"], [], [])
+        assert [e.split(": ")[:2] for e in body["errors"]] == [["it/notes.docx", "unreadable .docx (BadZipFile"]]
         assert body["index_version"] == "v000002" and http.get("/readyz").json()["index_version"] == "v000002"
         ready = http.get("/readyz").json()
         assert ready["ingest"]["state"] == "done" and ready["ingest"]["reason"] == "POST /documents it"

@@ -70,7 +70,8 @@ class Answerer:
         return result
 
     def ask_stream(self, question: str, options: AskOptions | None = None) -> Iterator[StreamEvent]:
-        """Events: {"type": "token", "attempt": k, "text": delta} while generating, {"type": "attempt",
+        """Events: {"type": "progress", "stage": "retrieved" | "drafting" | "verifying", ...} as the loop moves on,
+        {"type": "token", "attempt": k, "text": delta} while generating, {"type": "attempt",
         ...} after each verification, {"type": "answer", "text": ...} when the answer is not the text last
         streamed (a proof that won, a withheld draft), and last {"type": "result", "result": ...}."""
         for event in self._run(question, options, stream=True):
@@ -104,6 +105,8 @@ class Answerer:
         ctx = self._gather(q, opts, rulebase)
         timings.update(ctx.timings_ms)
         candidates = self._candidates(ctx)
+        if stream:   # a streaming client sees where the question is before any verified text
+            yield {"type": "progress", "stage": "retrieved", "passages": len(candidates), "proof": ctx.rules_answer}
 
         attempts: list[Attempt] = []
         followup: list[dict] = []
@@ -116,7 +119,8 @@ class Answerer:
             facts, values = evidence_for(prompt.passages, rulebase, ctx.kb)
             extract_s = time.perf_counter() - t
             check_draft = self._checker(q, prompt, facts, values, ctx, rulebase, verifier)
-
+            if stream:
+                yield {"type": "progress", "stage": "drafting", "attempt": k}
             gen = yield from generate(self.generator, prompt, opts, k, stream,
                                       self.config.repetition_penalty, self.config.stop)
             answer = strip_citation_lines(gen["text"].strip())
@@ -128,6 +132,8 @@ class Answerer:
                 status = "abstained"
                 break
 
+            if stream:
+                yield {"type": "progress", "stage": "verifying", "attempt": k}
             check = check_draft(answer)
             answer, reports, violations, gaps, no_claims, ok, cited_by_us = (
                 check.answer, check.reports, check.violations, check.gaps, check.no_claims, check.ok,

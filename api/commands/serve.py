@@ -51,8 +51,11 @@ def replica_count(text: str) -> int:
 
 
 def configure_logging(settings: Settings) -> None:
-    """Log level for everything, and the access log as whole lines (JSON or plain) on stderr."""
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    """Log level for everything, every line JSON (api/logs.py; plain with --access-log plain), and the access
+    log as whole lines on stderr."""
+    from api.logs import configure
+
+    configure(settings.log_level, json_lines=settings.access_log != "plain")
     access = logging.getLogger("verirag.access")  # api.access writes whole lines (JSON or plain): no prefix
     if not access.handlers:
         handler = logging.StreamHandler(sys.stderr)
@@ -82,8 +85,8 @@ def handler(args: argparse.Namespace) -> int:
 
         settings = settings.model_copy(update={"kb_dir": settings.kb_dir or DEFAULT_KB_DIR,
                                                "rules_dir": settings.rules_dir or DEFAULT_RULES_DIR})
-    print("verirag serve settings:\n" + settings.describe(), file=sys.stderr, flush=True)
     if args.print_settings:
+        print("verirag serve settings:\n" + settings.describe(), file=sys.stderr, flush=True)
         return 0
     for path, what in ((settings.kb_dir, "knowledge base"), (settings.rules_dir, "rules")):
         if path is None or not path.exists():
@@ -94,6 +97,7 @@ def handler(args: argparse.Namespace) -> int:
 
         return run_replicas(settings)
     configure_logging(settings)
+    logging.getLogger("verirag.api").info("settings:\n%s", settings.describe())
     import uvicorn
 
     from api.app import create_app
@@ -108,8 +112,9 @@ def handler(args: argparse.Namespace) -> int:
 
     app = create_app(settings, build_missing=True, load_in_background=True, on_load_failure=stop)
     # uvicorn's own access log would say "200 OK" for a request the client aborted: ours says what happened
+    # log_config=None: uvicorn keeps its hands off logging, so its lines go through our (JSON) root handler
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False,
-                                           log_level=settings.log_level.lower()))
+                                           log_level=settings.log_level.lower(), log_config=None))
     server.run()
     error = app.state.svc.load_error
     if error is not None:  # component errors (RuleError, RetrievalError, EngineError) carry clear text

@@ -9,9 +9,10 @@ from typing import Any, Sequence
 
 from pipeline.approver import covering_limit
 from pipeline.bridges import bridge_passages, passage_key, place_after
-from pipeline.extraction import EvidenceValue, extract_evidence, find_values
+from pipeline.extraction import EvidenceValue, find_values
 from pipeline.described import with_described
-from pipeline.kb_facts import EvidenceConflict, KBFactCache, KBFacts, evidence_passages, outranked
+from pipeline.kb_facts import (EvidenceConflict, KBFactCache, KBFacts, evidence_and_conflicts, evidence_passages,
+                               relevant_conflicts)
 from pipeline.context import content_terms
 from pipeline.leads import lead_first
 from pipeline.limit_check import LimitBreach, breached_limits
@@ -178,7 +179,7 @@ def gather(question: str, top_k: int, retriever: Any, rulebase: Any | None, kb_c
     implied = ctx.kb.implied if ctx.kb is not None else {}
     if rulebase is not None:
         facts, _values, conflicts = evidence_and_conflicts(ctx.candidates, rulebase, ctx.kb)
-        ctx.conflicts = _relevant(conflicts, focus, ctx.candidates)
+        ctx.conflicts = relevant_conflicts(conflicts, focus.goals, ctx.candidates)
         ctx.focus = focus = facts_focus(focus, rulebase, facts, implied)
     if symbolic and rulebase is not None:
         ctx.corrections = disproved_premises(focus, rulebase, facts)
@@ -249,28 +250,6 @@ def evidence_for(passages: Sequence[Any], rulebase: Any, kb: KBFacts | None) -> 
     contradicts is left out (pipeline.kb_facts.outranked)."""
     facts, values, _conflicts = evidence_and_conflicts(passages, rulebase, kb)
     return facts, values
-
-
-def evidence_and_conflicts(passages: Sequence[Any], rulebase: Any,
-                           kb: KBFacts | None) -> tuple[list[Any], list[EvidenceValue], list[EvidenceConflict]]:
-    """evidence_for's facts and values, and the conflicts ranking them left out (the KB's own included)."""
-    facts, values = extract_evidence(evidence_passages(passages), rulebase)
-    if kb is not None:
-        have = {(f.relation, f.args, f.provenance.doc_id, f.provenance.start) for f in facts}
-        facts += [f for f in kb.facts if (f.relation, f.args, f.provenance.doc_id, f.provenance.start) not in have]
-    facts, conflicts = outranked(facts, rulebase)
-    return facts, values, [*(kb.conflicts if kb is not None else []), *conflicts]
-
-
-def _relevant(conflicts: Sequence[EvidenceConflict], focus: QuestionFocus, passages: Sequence[Any]) -> list[EvidenceConflict]:
-    """The conflicts about what the question asks or in the documents retrieved for it, each once."""
-    asked = {g.relation for g in focus.goals}
-    docs = {p.doc_id for p in passages}
-    out: dict[tuple, EvidenceConflict] = {}
-    for c in conflicts:
-        if c.kept.relation in asked or c.outranked.provenance.doc_id in docs or c.kept.provenance.doc_id in docs:
-            out.setdefault((c.outranked.key, c.outranked.provenance.doc_id, c.kept.key), c)
-    return list(out.values())
 
 
 def _stating_value(proof: ProvenAnswer, candidates: Sequence[Any], rulebase: Any) -> list[Any]:

@@ -162,3 +162,28 @@ class KBFactCache:
         out.implied = implied_arguments(rulebase, out.facts)
         log.info("read %d facts from %d chunks", len(out.facts), len(passages))
         return out
+
+
+def evidence_and_conflicts(passages: Sequence[Any], rulebase: Any,
+                           kb: KBFacts | None) -> tuple[list[Any], list[EvidenceValue], list[EvidenceConflict]]:
+    """pipeline.evidence.evidence_for's facts and values, and the conflicts ranking them left out (the KB's own
+    included): the facts the authoritative, unquarantined passages state plus every fact of the KB."""
+    facts, values = extract_evidence(evidence_passages(passages), rulebase)
+    if kb is not None:
+        have = {(f.relation, f.args, f.provenance.doc_id, f.provenance.start) for f in facts}
+        facts += [f for f in kb.facts if (f.relation, f.args, f.provenance.doc_id, f.provenance.start) not in have]
+    facts, conflicts = outranked(facts, rulebase)
+    return facts, values, [*(kb.conflicts if kb is not None else []), *conflicts]
+
+
+def relevant_conflicts(conflicts: Sequence[EvidenceConflict], goals: Sequence[Any],
+                       passages: Sequence[Any]) -> list[EvidenceConflict]:
+    """The conflicts about a relation the question asks (its ``goals``) or in the documents retrieved for it,
+    each once."""
+    asked = {g.relation for g in goals}
+    docs = {p.doc_id for p in passages}
+    out: dict[tuple, EvidenceConflict] = {}
+    for c in conflicts:
+        if c.kept.relation in asked or c.outranked.provenance.doc_id in docs or c.kept.provenance.doc_id in docs:
+            out.setdefault((c.outranked.key, c.outranked.provenance.doc_id, c.kept.key), c)
+    return list(out.values())

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gc
-import hashlib
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +10,8 @@ from . import model as m
 from .check import Checker, find_cycles
 from .errors import Location, RuleError, RuleErrors
 from .facts import Fact, Provenance
-from .files import MAX_STATEMENTS, collect as _collect, release_gradually, rule_files  # noqa: F401 (re-exported)
+from .files import (MAX_STATEMENTS, collect as _collect, content_version, release_gradually,  # noqa: F401
+                    rule_files)  # (release_gradually is re-exported)
 from .lint import regex_habits
 from .strata import strata
 from .patterns import CompiledPattern, PatternError, compile_pattern, normalise_name
@@ -135,14 +135,6 @@ class RuleBase:
             return parse_value(raw)
         except ValueError:
             return None
-
-
-def content_version(texts: dict[str, str]) -> str:
-    """12 hex digits of the SHA-256 of the rule files' paths and texts, in path order."""
-    digest = hashlib.sha256()
-    for path in sorted(texts):
-        digest.update(path.encode("utf-8") + b"\0" + texts[path].encode("utf-8") + b"\0")
-    return digest.hexdigest()[:12]
 
 
 def load_rulebase(target: str | Path | list, *, max_statements: int | None = None) -> RuleBase:

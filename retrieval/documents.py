@@ -88,6 +88,8 @@ def parse_front_matter(text: str, doc_id: str) -> tuple[dict, int]:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         raise DocumentError(f"{doc_id}: invalid YAML front matter{where}: {getattr(exc, 'problem', exc)}") from None
+    except (ValueError, OverflowError) as exc:  # a well-formed scalar YAML cannot build: a date 2025-13-40
+        raise DocumentError(f"{doc_id}: invalid YAML front matter: {exc}") from None
     if not isinstance(fm, dict):
         raise DocumentError(f"{doc_id}: front matter must be a mapping of keys to values")
     return fm, m.end()

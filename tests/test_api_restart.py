@@ -154,3 +154,29 @@ def test_a_second_ingest_meanwhile_is_a_409_naming_the_running_one(domain) -> No
         assert r.json()["error"]["code"] == "ingest_running" and "/readyz" in r.json()["error"]["message"]
         assert http.post("/documents", json={"path": "hr"}).status_code == 200
         assert Retriever.open(domain["index"]).version == svc.snapshot().index_version
+
+
+def test_a_kb_file_changed_while_the_re_ingest_reads_it_is_read_again(domain, monkeypatch) -> None:
+    """The background re-ingest reads leave.md, then the file changes: the version it wrote is already stale,
+    so it hashes the KB again and re-reads the file; the served index ends fresh with the new text."""
+    import retrieval.collect as collect
+
+    leave = domain["kb"] / "hr" / "leave.md"
+    leave.write_text("# Leave\n\nFull-time employees get 26 days of annual leave.\n")    # stale: 25 -> 26
+    real_load, edits = collect.load_document, []
+
+    def load_then_edit(root, rel, limits=None):
+        doc = real_load(root, rel, limits)
+        if rel == "hr/leave.md" and not edits:       # edited once, right after this pass read it
+            leave.write_text("# Leave\n\nFull-time employees get 27 days of annual leave.\n")
+            edits.append(rel)
+        return doc
+
+    monkeypatch.setattr(collect, "load_document", load_then_edit)
+    app = _fixed_app(domain)
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        app.state.svc.kb_sync.start_background().join(30)
+        ready = http.get("/readyz").json()
+        assert edits == ["hr/leave.md"] and ready["index"] == "fresh" and ready["index_version"] == "v000003"
+        assert "27 days" in app.state.svc.retriever.document_text("hr/leave.md")
+    assert index_status(domain["kb"], domain["index"]) == "fresh"

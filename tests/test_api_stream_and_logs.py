@@ -20,10 +20,10 @@ from reload_storm import QUESTION, FixedDraft, write_domain  # noqa: E402
 
 
 class WarningDraft(FixedDraft):
-    """The fixed draft, warning as it drafts (a library's DeprecationWarning, say)."""
+    """The fixed draft, logging a warning as it drafts (in the request's worker thread)."""
 
     def chat(self, messages, sampling=None):
-        warnings.warn(f"drafting with an old option {time.time_ns()}", UserWarning, stacklevel=1)
+        logging.getLogger("verirag.test").warning("drafting with an old option")
         return super().chat(messages, sampling)
 
 
@@ -92,8 +92,8 @@ def test_a_log_line_written_during_a_request_is_json_and_names_it(served, capfd)
         root.setLevel(saved[1])
         logging.captureWarnings(False)
     lines = [json.loads(ln) for ln in capfd.readouterr().err.splitlines() if ln.strip()]
-    warned = [ln for ln in lines if ln["logger"] == "py.warnings"]
-    assert warned and warned[0]["request_id"] == "warn-req-1" and "drafting with an old option" in warned[0]["message"]
+    warned = [ln for ln in lines if ln["logger"] == "verirag.test"]
+    assert warned and warned[0]["request_id"] == "warn-req-1" and warned[0]["message"] == "drafting with an old option"
     assert warned[0]["level"] == "warning" and isinstance(warned[0]["ts"], float)
 
 

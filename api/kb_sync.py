@@ -94,7 +94,7 @@ class KBSync:
                 log.error("ingest failed (%s): %s: %s; the previous index keeps serving", reason,
                           type(exc).__name__, exc)
                 raise
-            if paths is None:
+            if paths is None or "." in paths:    # the whole KB: the served index is its state now
                 self.index = "fresh"
             self._set(state="done", version=report.version, summary=report.summary(), finished_at=time.time(),
                       phase=None)

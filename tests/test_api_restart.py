@@ -139,6 +139,9 @@ def test_post_documents_ingests_only_the_path_it_names(domain) -> None:
         assert index_status(domain["kb"], domain["index"]) == "stale"
         r = http.delete("/documents/it/laptops.md")
         assert r.status_code == 200 and "it/laptops.md" not in app.state.svc.retriever.doc_ids
+        assert http.get("/readyz").json()["index"] == "unchecked"        # path ingests say nothing of the rest
+        r = http.post("/documents", json={"path": "."})                     # the whole KB
+        assert r.json()["updated"] == ["hr/remote.md"] and http.get("/readyz").json()["index"] == "fresh"
 
 
 def test_a_second_ingest_meanwhile_is_a_409_naming_the_running_one(domain) -> None:

@@ -7,17 +7,20 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from api.concurrency import iterate_blocking, run_blocking
+from api.echo import escape_echoes
 from api.errors import ApiError, backend_unavailable
+from api.snapshot import SnapshotStore
 from api.state import ServiceState
 from neural.async_engine import QueueFullError
 
 log = logging.getLogger("verirag.api")
 
 
-def admit(state: ServiceState, what: str = "/ask") -> None:
-    """Refuse now (503) what could not start: no answerer, a full engine queue, too many answer loops.
-    On success one answer slot is taken: the caller gives it back with ``state.end_ask()``."""
-    if state.answerer is None:
+def admit(state: ServiceState, what: str = "/ask", runner: Any = None) -> None:
+    """Refuse now (503) what could not start: no answerer (or ``runner``, what the route runs instead), a full
+    engine queue, too many answer loops. On success one answer slot is taken: the caller gives it back with
+    ``state.end_ask()``."""
+    if (runner if runner is not None else state.answerer) is None:
         raise ApiError(503, f"no knowledge base / rules loaded: {what} is unavailable")
     engine = state.async_engine
     if engine is not None and engine.num_pending >= engine.max_pending:
@@ -26,10 +29,19 @@ def admit(state: ServiceState, what: str = "/ask") -> None:
         raise QueueFullError(f"too many answer requests in flight ({state.settings.max_concurrent_asks})")
 
 
-async def run_admitted(request: Any, state: ServiceState, fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` for an admitted request, in a worker thread; a backend that is down (vector store,
-    remote model) becomes its 503; the answer slot is given back either way. ClientGone passes through."""
+def pinned(state: ServiceState) -> tuple[Any, dict[str, Any]]:
+    """The snapshot a request is answered from (taken now, at its start), and the versions it reports."""
+    snap = state.snapshot()
+    return snap, (snap.versions() if snap is not None else {"rules_version": None, "index_version": None})
+
+
+async def run_admitted(request: Any, state: ServiceState, fn: Any, *args: Any, snapshot: Any = None) -> Any:
+    """``fn(*args)`` for an admitted request, in a worker thread, with ``snapshot`` active (api/snapshot.py); a
+    backend that is down (vector store, remote model) becomes its 503; the answer slot is given back either
+    way. ClientGone passes through."""
     try:
+        if snapshot is not None:
+            return await run_blocking(request, state.executor, SnapshotStore.call, snapshot, fn, *args)
         return await run_blocking(request, state.executor, fn, *args)
     except Exception as exc:
         unavailable = backend_unavailable(exc)
@@ -43,10 +55,12 @@ async def run_admitted(request: Any, state: ServiceState, fn: Any, *args: Any) -
 async def answer(request: Any, state: ServiceState, question: str, options: Any) -> dict:
     """The answer loop's result dict, run in a worker thread (admitted already; the slot is given back).
     Raises api.concurrency.ClientGone when the client disconnects first (its generations are aborted)."""
-    result = await run_admitted(request, state, state.answerer.ask, question, options)  # type: ignore[union-attr]
+    snap, versions = pinned(state)
+    result = await run_admitted(request, state, state.answerer.ask, question, options,  # type: ignore[union-attr]
+                                snapshot=snap)
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     state.metrics.observe_answer(data)
-    return data
+    return escape_echoes({**data, **versions})
 
 
 async def answer_events(state: ServiceState, question: str, options: Any, rid: str | None,
@@ -58,17 +72,20 @@ async def answer_events(state: ServiceState, question: str, options: Any, rid: s
     first = True
     with state.asks_lock:
         state.asks_in_flight += 1
+    snap, versions = pinned(state)
     try:
-        events = iterate_blocking(state.executor, lambda: state.answerer.ask_stream(question, options))  # type: ignore[union-attr]
+        stream = lambda: state.answerer.ask_stream(question, options)  # type: ignore[union-attr]  # noqa: E731
+        events = iterate_blocking(state.executor, (lambda: SnapshotStore.iterate(snap, stream)) if snap else stream)
         async for event in events:
             kind = str(event.get("type", "message"))
             if kind == "token" and first:
                 state.metrics.ttft.labels(endpoint).observe(time.perf_counter() - t0)
                 first = False
             if kind == "result":  # the pipeline nests the AnswerResult dict under "result"
-                result = event.get("result") if isinstance(event.get("result"), dict) else event
+                nested = isinstance(event.get("result"), dict)
+                result = escape_echoes({**(event["result"] if nested else event), **versions})
                 state.metrics.observe_answer(result)
-                event = {**event, "request_id": rid}
+                event = {**event, "result": result, "request_id": rid} if nested else {**result, "request_id": rid}
             yield {**event, "type": kind}
     except QueueFullError as exc:
         yield {"type": "error", "error": {"type": "overloaded", "message": str(exc), "request_id": rid}}

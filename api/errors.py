@@ -15,6 +15,7 @@ from neural.errors import EngineError, RemoteUnavailableError
 
 log = logging.getLogger("verirag.api")
 _KINDS = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 408: "timeout",
+          409: "conflict", 415: "unsupported_media_type",
           413: "payload_too_large", 503: "unavailable"}
 
 

@@ -11,8 +11,11 @@ if TYPE_CHECKING:
 
 
 def configure_logging(settings: Settings) -> None:
-    """Log level for everything, and the access log as whole lines (JSON or plain) on stderr."""
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    """Log level for everything, every line JSON (api/logs.py; plain with --access-log plain), and the access
+    log as whole lines on stderr."""
+    from api.logs import configure
+
+    configure(settings.log_level, json_lines=settings.access_log != "plain")
     access = logging.getLogger("verirag.access")  # api.access writes whole lines (JSON or plain): no prefix
     if not access.handlers:
         handler = logging.StreamHandler(sys.stderr)

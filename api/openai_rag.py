@@ -2,6 +2,7 @@
 the reply's content is the answer, its `verirag` field the verification (status, citations, verdicts)."""
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -74,11 +75,18 @@ async def rag_completion(body: ChatCompletionRequest, request: Request, state: S
             "usage": _usage(result), "verirag": _verification(result, rid)}
 
 
+def _pieces(text: str, words: int = 4) -> list[str]:
+    """The text in pieces of a few words (each with the spaces after it): joined, exactly the text."""
+    parts = re.findall(r"\S+\s*|\s+", text)
+    return ["".join(parts[i:i + words]) for i in range(0, len(parts), words)] or [""]
+
+
 async def _chunks(events: AsyncIterator[dict], cid: str, created: int, include_usage: bool,
                   rid: str | None) -> AsyncIterator[str]:
-    """Content is the answer only, sent once verified: a draft that fails is never shown as content. The
-    drafts' tokens and each attempt's verdict travel meanwhile in the chunks' `verirag` field (as /ask's
-    `token` and `attempt` events); the last chunk's `verirag` is the whole verification."""
+    """Content is the answer only, sent once verified: a draft that fails is never shown as content. Meanwhile
+    the chunks' `verirag` field carries where the question is (`progress`: retrieved, drafting, verifying), the
+    drafts' tokens and each attempt's verdict (as /ask's `progress`, `token` and `attempt` events); the last
+    chunk's `verirag` is the whole verification."""
     def chunk(delta: dict, finish: str | None = None, **extra: Any) -> str:
         return sse(None, {"id": cid, "object": "chat.completion.chunk", "created": created, "model": RAG_MODEL,
                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
@@ -86,7 +94,7 @@ async def _chunks(events: AsyncIterator[dict], cid: str, created: int, include_u
     yield chunk({"role": "assistant", "content": ""})
     async for event in events:
         kind = event["type"]
-        if kind in ("token", "attempt"):
+        if kind in ("progress", "token", "attempt"):
             yield chunk({}, verirag=event)
         elif kind == "error":  # the openai client raises an APIError for an `error` member
             err = event["error"]
@@ -95,7 +103,8 @@ async def _chunks(events: AsyncIterator[dict], cid: str, created: int, include_u
             return
         elif kind == "result":
             result = event["result"]
-            yield chunk({"content": result["answer"]})
+            for piece in _pieces(result["answer"]):   # verified now: sent as text streams, a few words a chunk
+                yield chunk({"content": piece})
             yield chunk({}, "stop", verirag={"type": "result", **_verification(result, rid)})
             if include_usage:
                 yield sse(None, {"id": cid, "object": "chat.completion.chunk", "created": created,

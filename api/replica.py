@@ -73,7 +73,7 @@ class VerifiedRAGReplica:
         build = import_components(self.components)
         # in a thread: the replica's event loop keeps answering Ray's calls while a model loads
         parts = await asyncio.to_thread(build, self.settings)
-        app = create_app(self.settings, **parts)
+        app = create_app(self.settings, **parts, reingest_stale=True)  # a stale index serves while re-ingested
         self.state = state = app.state.svc
         self.sync = sync = ReplicaSync(state, self.settings.resolved_index_dir, self.settings.replica_sync_s)
         state.on_rules_reloaded = sync.publish_rules

@@ -86,7 +86,8 @@ class ReplicaSync:
         with self.state.ingest_lock:  # this replica's own admin ingest swaps under the same lock
             if read_current_version(self.index_dir) == holder.current.version:
                 return
-            holder.current = Retriever.open(self.index_dir, embedder=getattr(holder.current, "embedder", None))
+            self.state.snapshots.swap_index(  # type: ignore[union-attr]
+                Retriever.open(self.index_dir, embedder=getattr(holder.current, "embedder", None)))
         self.reloads["index"] += 1
         log.info("replica now serves index version %s", holder.current.version)
 

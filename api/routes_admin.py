@@ -8,13 +8,15 @@ from fastapi import APIRouter, HTTPException, Request, Security
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
+from api.errors import ApiError
 from api.schemas import ErrorResponse, IngestRequest, IngestResponse, ReloadResponse, RulesResponse
 from api.security import confine, require_admin_key
+from api.strict_json import JSONRoute
 from api.state import ServiceState
 
-router = APIRouter(dependencies=[Security(require_admin_key)], tags=["admin"])
+router = APIRouter(route_class=JSONRoute, dependencies=[Security(require_admin_key)], tags=["admin"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (401, 403, 404, 413, 422, 503)
+    code: {"model": ErrorResponse} for code in (401, 403, 404, 409, 413, 422, 503)
 }
 
 
@@ -48,19 +50,21 @@ async def reload_rules(request: Request) -> Any:
     holder = _rules_holder(_admin(request))
     errors = await run_in_threadpool(holder.reload)
     count = len(getattr(holder.current, "rules", []) or [])
+    version = getattr(holder.current, "version", None) or None
     if errors:
-        return JSONResponse({"reloaded": False, "count": count, "errors": [str(e) for e in errors]}, 422)
+        return JSONResponse({"reloaded": False, "count": count, "errors": [str(e) for e in errors],
+                             "rules_version": version}, 422)
     state = _admin(request)
     if state.on_rules_reloaded is not None:  # replicas: the others follow within replica_sync_s
         await run_in_threadpool(state.on_rules_reloaded)
-    return {"reloaded": True, "count": count, "errors": []}
+    return {"reloaded": True, "count": count, "errors": [], "rules_version": version}
 
 
-def _kb(state: ServiceState) -> tuple[Path, Path]:
+def _kb(state: ServiceState) -> tuple[Path, Any]:
     s = state.settings
-    if s.kb_dir is None or s.resolved_index_dir is None or state.retriever is None:
+    if s.kb_dir is None or s.resolved_index_dir is None or state.retriever is None or state.kb_sync is None:
         raise HTTPException(503, "no knowledge base configured")
-    return s.kb_dir, s.resolved_index_dir  # type: ignore[return-value]
+    return s.kb_dir, state.kb_sync
 
 
 def _confine(kb: Path, user_path: str) -> Path:
@@ -72,37 +76,44 @@ def _confine(kb: Path, user_path: str) -> Path:
         raise HTTPException(422, f"invalid path: {exc.strerror or exc}") from None
 
 
-def _reindex(state: ServiceState, kb: Path, index_dir: Path) -> Any:
-    """Re-ingest the KB (the index is incremental on unchanged files) and swap the live retriever."""
-    from retrieval import Retriever, ingest
+async def _ingest(sync: Any, rel: str, reason: str) -> Any:
+    """Ingest only ``rel`` (a file or folder; '.' the whole KB) and serve the new version; 409 while another
+    ingest runs (its progress is in /readyz)."""
+    from api.kb_sync import IngestBusy
 
-    with state.ingest_lock:
-        report = ingest(kb, index_dir)
-        state.retriever.current = Retriever.open(index_dir)  # type: ignore[union-attr]
-    return report
+    try:
+        return await run_in_threadpool(sync.ingest, [rel], reason=reason)
+    except IngestBusy as exc:
+        raise ApiError(409, str(exc), code="ingest_running", headers={"Retry-After": "5"}) from None
 
 
 @router.post("/documents", response_model=IngestResponse, responses=_ERRORS,
-             summary="Ingest a file or folder inside the KB root (admin)")
+             summary="Ingest a file or folder inside the KB root; only it is read again (admin)")
 async def ingest_documents(body: IngestRequest, request: Request) -> dict:
     state = _admin(request)
-    kb, index_dir = _kb(state)
+    kb, sync = _kb(state)
     target = _confine(kb, body.path)
-    report = await run_in_threadpool(_reindex, state, kb, index_dir)
-    rel = target.relative_to(kb.resolve()).as_posix()
-    return {"path": rel or ".", "documents": report.num_documents, "chunks": report.num_chunks,
+    rel = target.relative_to(kb.resolve()).as_posix() or "."
+    report = await _ingest(sync, rel, f"POST /documents {rel}")
+    return {"path": rel, "documents": report.num_documents, "chunks": report.num_chunks,
             "added": report.added, "updated": report.updated, "removed": report.removed,
-            "errors": [f"{path}: {reason}" for path, reason in report.skipped]}
+            "errors": [f"{path}: {reason}" for path, reason in report.skipped if _under(path, rel)],
+            "index_version": report.version}
+
+
+def _under(path: str, rel: str) -> bool:
+    return rel == "." or path == rel or path.startswith(rel + "/")
 
 
 @router.delete("/documents/{doc_id:path}", responses=_ERRORS,
-               summary="Remove a document (file under the KB root) and re-index (admin)")
+               summary="Remove a document (file under the KB root) and re-index it alone (admin)")
 async def delete_document(doc_id: str, request: Request) -> dict:
     state = _admin(request)
-    kb, index_dir = _kb(state)
+    kb, sync = _kb(state)
     target = _confine(kb, doc_id)
     if not target.is_file():
         raise HTTPException(422, f"{doc_id!r} is not a document file")
+    rel = target.relative_to(kb.resolve()).as_posix()
     target.unlink()
-    await run_in_threadpool(_reindex, state, kb, index_dir)
-    return {"deleted": doc_id}
+    report = await _ingest(sync, rel, f"DELETE /documents/{rel}")
+    return {"deleted": doc_id, "index_version": report.version}

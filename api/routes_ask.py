@@ -11,9 +11,10 @@ from api.answering import admit, answer, answer_events
 from api.concurrency import ClientGone, sse
 from api.schemas import AskRequest, AskResponse, ErrorResponse
 from api.security import require_api_key
+from api.strict_json import JSONRoute
 from api.state import ServiceState
 
-router = APIRouter()
+router = APIRouter(route_class=JSONRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 413, 422, 503)
 }
@@ -68,6 +69,13 @@ async def readyz(request: Request) -> JSONResponse:
     checks = state.readiness()
     ready = all(checks.values())
     body: dict[str, Any] = {"ready": ready, "checks": checks}
+    snap = state.snapshot()
+    if snap is not None:  # what a request admitted now is answered from
+        body.update(snap.versions())
+        if state.snapshots is not None and state.snapshots.last_error:  # the last reload or swap that failed
+            body["snapshot_error"] = state.snapshots.last_error
+    if state.kb_sync is not None:  # the served index against the KB, and any ingest running (its progress)
+        body.update(index=state.kb_sync.summary(), ingest=state.kb_sync.status())
     if state.load_progress is not None:  # `verirag serve` loading in the background: which stage, how long
         snap = state.load_progress.snapshot()
         ready = ready and snap["ready"]

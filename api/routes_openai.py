@@ -18,11 +18,13 @@ from api.response_format import JsonFormat, incomplete_message, json_processor, 
 from api.schemas import ErrorResponse
 from api.schemas_openai import RAG_MODEL, ChatCompletion, ChatCompletionRequest, ModelCard, ModelList
 from api.security import require_api_key
+from api.strict_json import JSONRoute
 from api.state import ServiceState
 from neural import SamplingParams
 from neural.sampling_params import LogitsProcessor
 
-router = APIRouter(prefix="/v1", dependencies=[Security(require_api_key)], tags=["openai"])
+router = APIRouter(route_class=JSONRoute, prefix="/v1", dependencies=[Security(require_api_key)],
+                   tags=["openai"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 404, 413, 503)
 }

@@ -6,14 +6,15 @@ from typing import Any
 from fastapi import APIRouter, Request, Security
 from fastapi.responses import Response
 
-from api.answering import admit, run_admitted
+from api.answering import admit, pinned, run_admitted
 from api.concurrency import ClientGone
 from api.errors import ApiError
 from api.schemas import ErrorResponse, VerifyRequest, VerifyResponse
 from api.security import PathRefused, confine, require_api_key
+from api.strict_json import JSONRoute
 from api.state import ServiceState
 
-router = APIRouter()
+router = APIRouter(route_class=JSONRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (401, 403, 404, 413, 422, 503)
 }
@@ -43,16 +44,17 @@ async def verify(body: VerifyRequest, request: Request) -> Any:
     if body.passages is not None and body.kb is not None:
         raise ApiError(422, "pass `passages` or `kb`, not both", param="kb", code="invalid_value")
     scope = _scope(state, body.kb) if body.kb is not None else None
-    admit(state, "/verify")
-    answerer = state.answerer
+    answerer = state.answerer or state.checker  # the checker: before the model is in, or with none
+    admit(state, "/verify", answerer)
 
     def run() -> Any:
         return answerer.verify(body.question, body.answer, body.passages, top_k=body.top_k, scope=scope)  # type: ignore[union-attr]
 
+    snap, versions = pinned(state)
     try:
-        result = await run_admitted(request, state, run)
+        result = await run_admitted(request, state, run, snapshot=snap)
     except ClientGone:
         return Response(status_code=499)
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     data.pop("question", None)
-    return {**data, "request_id": getattr(request.state, "request_id", None)}
+    return {**data, **versions, "request_id": getattr(request.state, "request_id", None)}

@@ -44,6 +44,8 @@ class Citation(BaseModel):
     start: int | None = None
     end: int | None = None
     text: str = ""
+    page_start: int | None = Field(None, description="the first PDF page the cited passage comes from (1-based)")
+    page_end: int | None = Field(None, description="its last page; both None for other documents")
 
 
 class ClaimOut(BaseModel):
@@ -104,6 +106,12 @@ class AskResponse(BaseModel):
         [], description="retrieved passages set apart because they address the model; never shown to it")
     explain: dict[str, Any] | None = Field(
         None, description="with `explain: true`: parse, goals, set_aside, claims, withheld (pipeline.loop.explanation)")
+    conflicts: list[dict[str, Any]] = Field(
+        [], description="facts a source of lower authority (a note, a document the KB's register does not list) "
+                        "states against one of higher authority: left out of the evidence, never cancelling it")
+    rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
+                                      "files; one request sees one rule set, whatever reloads happen meanwhile)")
+    index_version: str | None = Field(None, description="the index version it was retrieved from")
 
 
 # -- /verify ---------------------------------------------------------------------------------------
@@ -154,6 +162,12 @@ class VerifyResponse(BaseModel):
     timings_ms: dict[str, float] = {}
     premise_corrections: list[dict[str, Any]] = []
     limit_breaches: list[dict[str, Any]] = []
+    conflicts: list[dict[str, Any]] = Field(
+        [], description="facts a source of lower authority (a note, a document the KB's register does not list) "
+                        "states against one of higher authority: left out of the evidence, never cancelling it")
+    rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
+                                      "files; one request sees one rule set, whatever reloads happen meanwhile)")
+    index_version: str | None = Field(None, description="the index version it was retrieved from")
     request_id: str | None = None
 
 
@@ -167,7 +181,9 @@ class IngestResponse(BaseModel):
     path: str
     documents: int
     chunks: int | None = None
-    errors: list[str] = []
+    errors: list[str] = Field([], description="files under `path` that could not be read, each with the reason "
+                                              "(an unsupported type, binary, not UTF-8, too large, ...)")
+    index_version: str | None = Field(None, description="the index version served from now on")
 
 
 class RuleOut(BaseModel):
@@ -186,6 +202,7 @@ class ReloadResponse(BaseModel):
     reloaded: bool
     count: int
     errors: list[str] = []
+    rules_version: str | None = Field(None, description="the rules served now (the old ones' after a failure)")
 
 
 class ErrorBody(BaseModel):

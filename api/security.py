@@ -14,6 +14,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from pydantic import SecretStr
 
 from api.errors import ApiError, PathRefused
+from api.logs import REQUEST_ID
 
 REQUEST_ID_HEADER = "x-request-id"
 
@@ -127,6 +128,7 @@ class RequestGuard:
         given = headers.get(REQUEST_ID_HEADER.encode(), b"").decode("latin-1")
         rid = given if given and len(given) <= 64 and given.isprintable() else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
+        REQUEST_ID.set(rid)  # every log line written while handling this request names it (api/logs.py)
         close = False  # a timed-out body's connection is closed with the response: its bytes may still come
 
         async def send_with_id(message: dict) -> None:

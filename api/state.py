@@ -9,28 +9,10 @@ from typing import Any, Callable
 
 from api.metrics import ServiceMetrics
 from api.settings import Settings
+from api.snapshot import ServingSnapshot, SnapshotRetriever, SnapshotRules, SnapshotStore
 from neural.async_engine import AsyncEngine
 
 log = logging.getLogger("verirag.api")
-
-
-class SwappableRetriever:
-    """Delegates to the current Retriever; POST/DELETE /documents swap in a re-opened index atomically."""
-
-    def __init__(self, retriever: Any) -> None:
-        self.current = retriever
-
-    def search(self, *args: Any, **kwargs: Any) -> Any:
-        return self.current.search(*args, **kwargs)
-
-    def document_text(self, doc_id: str) -> str:
-        return self.current.document_text(doc_id)
-
-    def __len__(self) -> int:   # special methods bypass __getattr__
-        return len(self.current)
-
-    def __getattr__(self, name: str) -> Any:  # anything else the pipeline may use
-        return getattr(self.current, name)
 
 
 @dataclass
@@ -39,8 +21,14 @@ class ServiceState:
     metrics: ServiceMetrics
     async_engine: AsyncEngine | None = None
     answerer: Any | None = None
-    retriever: SwappableRetriever | None = None
-    rules: Any | None = None  # symbolic.RuleBaseHolder-like: .current, .reload()
+    # checks answers (/verify) with no model: ready once the index and rules are, before the model loads
+    checker: Any | None = None
+    # the views the answer loop reads the request's snapshot through (api/snapshot.py); None: not served
+    retriever: SnapshotRetriever | None = None
+    rules: SnapshotRules | None = None
+    snapshots: SnapshotStore | None = None
+    facts_cache: Any | None = None  # pipeline.evidence.kb_facts.KBFactCache the snapshots' facts are read into
+    kb_sync: Any | None = None  # api.kb_sync.KBSync: the background re-ingest and POST /documents, with progress
     model_name: str = "verirag"
     remote: Any | None = None  # neural.remote.RemoteGenerator when the model is served elsewhere (no engine here)
     owns_engine: bool = False
@@ -70,6 +58,17 @@ class ServiceState:
             self.executor = ThreadPoolExecutor(self.settings.max_concurrent_asks,
                                                thread_name_prefix="verirag-ask")
 
+    def use(self, retriever: Any | None, holder: Any | None, read_facts: Callable[[Any, Any], Any] | None = None) -> None:
+        """Serve ``retriever`` and the rules ``holder`` holds through one snapshot store (``read_facts(retriever,
+        rulebase)``: the KB facts each snapshot carries, read before it serves)."""
+        self.snapshots = store = SnapshotStore(retriever, holder, read_facts)
+        self.retriever = SnapshotRetriever(store) if retriever is not None else None
+        self.rules = SnapshotRules(store) if holder is not None else None
+
+    def snapshot(self) -> ServingSnapshot | None:
+        """What a request admitted now is answered from."""
+        return self.snapshots.current if self.snapshots is not None else None
+
     def try_begin_ask(self) -> bool:
         with self.asks_lock:
             if self.asks_in_flight >= self.settings.max_concurrent_asks:
@@ -82,10 +81,11 @@ class ServiceState:
             self.asks_in_flight -= 1
 
     def readiness(self) -> dict[str, bool]:
-        rb = getattr(self.rules, "current", None) if self.rules is not None else None
+        snap = self.snapshot()
+        rb = snap.rulebase if snap is not None else None
         return {
             "model": (self.async_engine is not None and self.async_engine.alive) or self.remote is not None,
-            "index": self.retriever is not None and self.retriever.current is not None,
+            "index": snap is not None and snap.retriever is not None,
             "rules": rb is not None,
             "answerer": self.answerer is not None,
         }
@@ -98,25 +98,33 @@ class ServiceState:
             self.remote.close()
 
 
-def build_components(settings: Settings, progress: Any = None) -> dict[str, Any]:
-    """Load the real engine (or connect to the remote one), index and rules named by the settings (imports are
-    lazy: heavy). ``progress`` (a neural.load_progress.LoadProgress) is told each stage, the engine's own included."""
+def build_components(settings: Settings, progress: Any = None,
+                     on_knowledge: Callable[[Any, Any], None] | None = None) -> dict[str, Any]:
+    """Load the rules, the index, and the real engine (or connect to the remote one) named by the settings
+    (imports are lazy: heavy). ``progress`` (a neural.load_progress.LoadProgress) is told each stage, the
+    engine's own included; ``on_knowledge(retriever, rulebase_holder)`` is called before the engine loads.
+    The index is served as it is: whether it is stale is checked after start-up (api/kb_sync.py)."""
     from neural.load_progress import LoadProgress
 
+    from api.kb_sync import open_index
+    from pipeline.loop.factory import open_rules
+
     progress = progress or LoadProgress()
+    knowledge: dict[str, Any] = {}
+    # rules and index first: they fail fastest, and /verify needs nothing else (on_knowledge serves it)
+    if settings.rules_dir is not None:
+        with progress.stage("rules"):
+            knowledge["rulebase_holder"] = open_rules(settings.rules_dir)
+    if settings.kb_dir is not None:  # the last complete version as it is; a stale one is re-ingested later
+        with progress.stage("index"):
+            knowledge["retriever"] = open_index(settings.kb_dir, settings.resolved_index_dir)  # type: ignore[arg-type]
+    if on_knowledge is not None:
+        on_knowledge(knowledge.get("retriever"), knowledge.get("rulebase_holder"))
     remote = settings.remote_config()
     parts: dict[str, Any] = {"generator": connect_remote(remote, progress)} if remote else \
         {"engine": _local_engine(settings, progress)}
-    from pipeline.loop.factory import open_retriever, open_rules
-
-    if settings.kb_dir is not None:  # ingests first when the index is missing or stale
-        with progress.stage("index"):
-            parts["retriever"] = open_retriever(settings.kb_dir, settings.resolved_index_dir)
-    if settings.rules_dir is not None:
-        with progress.stage("rules"):
-            parts["rulebase_holder"] = open_rules(settings.rules_dir)
     progress.ready()
-    return parts
+    return {**parts, **knowledge}
 
 
 def _local_engine(settings: Settings, progress: Any) -> Any:

@@ -12,6 +12,16 @@ class TokenEvent(TypedDict):
     text: str             # the delta the model just produced
 
 
+class ProgressEvent(TypedDict):
+    """Where a streamed question is (before any verified text): retrieved (the passages and proof are in),
+    drafting (attempt k's generation starts), verifying (attempt k's draft is checked)."""
+    type: Literal["progress"]
+    stage: Literal["retrieved", "drafting", "verifying"]
+    attempt: NotRequired[int]
+    passages: NotRequired[int]      # retrieved: the candidate passages the prompt is packed from
+    proof: NotRequired[bool]        # retrieved: the rules answer the question themselves
+
+
 class AttemptEvent(TypedDict):
     type: Literal["attempt"]
     attempt: int
@@ -49,5 +59,5 @@ class Generation(TypedDict):
     usage: dict[str, int]
 
 
-LoopEvent = TokenEvent | AttemptEvent | AnswerEvent | ResultEvent
-StreamEvent = TokenEvent | AttemptEvent | AnswerEvent | ResultDictEvent
+LoopEvent = ProgressEvent | TokenEvent | AttemptEvent | AnswerEvent | ResultEvent
+StreamEvent = ProgressEvent | TokenEvent | AttemptEvent | AnswerEvent | ResultDictEvent

@@ -63,6 +63,8 @@ class Citation:
     text: str
     score: float = 0.0
     superseded: bool = False
+    page_start: int | None = None   # the PDF pages the passage comes from (None for other kinds)
+    page_end: int | None = None
 
 
 @dataclass
@@ -137,6 +139,7 @@ class AnswerResult:
     quarantined: list[dict] = field(default_factory=list)   # retrieved passages set apart as instructions
     followups: list[str] = field(default_factory=list)      # the multi-hop retrieval queries
     explain: dict | None = None      # asked for: the question's parse, the goals tried, the evidence, why withheld
+    conflicts: list[dict] = field(default_factory=list)     # facts a source of more authority contradicts
 
     def to_dict(self) -> dict:
         """The /ask response body of DESIGN §3 (plus ``violations``, ``reason`` and per-attempt detail)."""

@@ -17,7 +17,9 @@ _FENCE = re.compile(r"^(```|~~~).*?(?:^\1[ \t]*$|\Z)", re.M | re.S)  # "# x" in 
 # gets every file re-chunked (and re-embedded) on the next ingest instead of mixing two chunkers.
 # 3: tables chunked by rows with their header carried in context_prefix, lists with their lead-in,
 #    PDF page spans, quarantine flags (the injection detector's patterns count as chunker behaviour).
-CHUNKER_VERSION = 3
+# 4: instructions quarantined after a label, in HTML comments and in image alt text; documents `listed` by
+#    the KB's register (retrieval/register.py).
+CHUNKER_VERSION = 4
 
 
 @dataclass(frozen=True)

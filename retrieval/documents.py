@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from .errors import DocumentError, PathRefusedError
+from .docx_text import docx_to_text
 from .html_text import html_to_text
 from .pdf_text import pdf_to_text
 from .records import Document, DocumentMeta
@@ -20,7 +21,11 @@ from .supersession import find_banner
 log = logging.getLogger(__name__)
 
 KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html",
-         ".pdf": "pdf"}
+         ".pdf": "pdf", ".docx": "docx"}
+# documents of a kind no loader reads: listed among the refused files with the reason, never silently passed over
+# (images, data files and the like are not documents: those are passed over)
+UNSUPPORTED_DOCUMENTS = frozenset({".doc", ".docm", ".dot", ".dotx", ".rtf", ".odt", ".xls", ".xlsx", ".ods", ".ppt",
+                                   ".pptx", ".odp", ".pages", ".epub"})
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
@@ -83,6 +88,8 @@ def parse_front_matter(text: str, doc_id: str) -> tuple[dict, int]:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         raise DocumentError(f"{doc_id}: invalid YAML front matter{where}: {getattr(exc, 'problem', exc)}") from None
+    except (ValueError, OverflowError) as exc:  # a well-formed scalar YAML cannot build: a date 2025-13-40
+        raise DocumentError(f"{doc_id}: invalid YAML front matter: {exc}") from None
     if not isinstance(fm, dict):
         raise DocumentError(f"{doc_id}: front matter must be a mapping of keys to values")
     return fm, m.end()
@@ -123,11 +130,13 @@ def load_document(root: Path, rel: str | Path, limits: LoadLimits | None = None)
     page_starts: list[int] | None = None
     if kind == "pdf":
         text, page_starts, embedded_title = pdf_to_text(raw, doc_id)
+    elif kind == "docx":
+        text, embedded_title = docx_to_text(raw, doc_id)
     else:
         text = decode(raw, doc_id)
     if kind == "html":
         text, embedded_title, html_lang = html_to_text(text)
-    elif kind != "pdf":
+    elif kind not in ("pdf", "docx"):
         fm, body_start = parse_front_matter(text, doc_id)
     tags = fm.get("tags") or []
     if isinstance(tags, str):
@@ -179,6 +188,8 @@ def scan_kb(root: str | Path, limits: LoadLimits | None = None) -> tuple[list[st
                 refused.append((rel, "symlinks are refused in a knowledge base"))
             elif p.suffix.lower() in KINDS:
                 found.append(rel)
+            elif p.suffix.lower() in UNSUPPORTED_DOCUMENTS:
+                refused.append((rel, f"unsupported file type {p.suffix.lower()}; supported: {', '.join(sorted(KINDS))}"))
     found.sort()
     if len(found) > limits.max_files:
         raise DocumentError(f"knowledge base has {len(found)} files, over the limit of {limits.max_files}")

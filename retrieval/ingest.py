@@ -5,6 +5,7 @@ import logging
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -12,11 +13,13 @@ from . import vector_index
 from .backend import BackendConfig
 from .bm25 import BM25Index
 from .chunking import CHUNKER_VERSION, ChunkingConfig, chunk_text
-from .documents import LoadLimits, load_document, scan_kb
+from .collect import Progress, collect_documents, normalize_paths
+from .documents import LoadLimits
 from .embedder import DEFAULT_EMBEDDER, Embedder, get_embedder, probe_vector
 from .errors import DocumentError, IndexCorruptError, IndexMismatchError, IndexNotFoundError, RetrievalError
 from .injection import quarantine_reason
 from .records import Chunk, Document, DocumentMeta, IngestReport
+from .register import mark_listed
 from .snapshot import Snapshot
 from .status import kb_matches
 from .supersession import link_supersedes
@@ -45,7 +48,7 @@ def new_chunks(doc: Document, cfg: ChunkingConfig) -> list[Chunk]:
     """Chunk one document and flag the chunks that address the model (Chunk.quarantine): a sentence
     that does is cut out into a chunk of its own; a pattern across sentences flags its whole chunk."""
     m = doc.meta
-    chunks = chunk_text(m.doc_id, doc.text, m.body_start, cfg, headings=m.kind in ("markdown", "html"),
+    chunks = chunk_text(m.doc_id, doc.text, m.body_start, cfg, headings=m.kind in ("markdown", "html", "docx"),
                         page_starts=m.page_starts, isolate=quarantine_reason)
     for c in chunks:
         c.quarantine = c.quarantine or quarantine_reason(c.text)
@@ -88,7 +91,8 @@ def _recorded_backend(index_dir: Path) -> BackendConfig | None:
 def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder: str | Embedder | None = None,
            progress: bool = False, rebuild: bool = False, chunking: ChunkingConfig | None = None,
            vectors: VectorIndexConfig | None = None, limits: LoadLimits | None = None,
-           strict: bool = False, batch_size: int = 256, backend: BackendConfig | None = None) -> IngestReport:
+           strict: bool = False, batch_size: int = 256, backend: BackendConfig | None = None,
+           paths: Sequence[str] | None = None, on_progress: Progress | None = None) -> IngestReport:
     """Build or incrementally update the index of `kb_dir` in `index_dir` (default: default_index_dir).
 
     embedder/chunking None keep the existing index's settings (or the defaults for a new index); a
@@ -96,7 +100,11 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
     files (binary, undecodable, too large, symlinks...) into a DocumentError instead of a logged skip.
     backend None keeps the index's vector backend (FAISS for a new one); another one moves the vectors
     there (re-using the FAISS embeddings when moving to a database, re-embedding when moving back).
+    paths: ingest only the files under these KB-relative paths (files or folders), keeping every other document
+    as the current version has it (retrieval/collect.py). on_progress(phase, done, total): reading files,
+    embedding chunks, writing the version, as they go (a server shows it).
     """
+    only = normalize_paths(paths)
     t0 = time.perf_counter()
     kb = Path(kb_dir)
     if not kb.is_dir():
@@ -143,23 +151,19 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                                 skipped=[tuple(x) for x in manifest.get("skipped", [])],
                                 superseded=[tuple(x) for x in manifest.get("superseded", [])],
                                 quarantined=[tuple(x) for x in manifest.get("quarantined", [])],
+                                unlisted=list(manifest.get("unlisted", [])),
                                 num_documents=manifest["num_documents"], num_chunks=manifest["num_chunks"],
                                 vector_index=manifest["vector_index"]["kind"], changed=False,
                                 seconds=time.perf_counter() - t0)
         prev = Snapshot.load(found[0]) if found else None
         report = IngestReport(index_dir=str(idx), version="")
-        names, refused = scan_kb(kb, limits)
-        docs: list[Document] = []
-        for rel in names:
-            try:
-                docs.append(load_document(kb, rel, limits))
-            except DocumentError as exc:
-                refused.append((rel, str(exc).removeprefix(f"{rel}: ")))
+        docs, refused = collect_documents(kb, limits, prev, only, on_progress)
         for rel, reason in refused:
             if strict:
                 raise DocumentError(f"{rel}: {reason}")
             log.warning("skipped %s: %s", rel, reason)
         report.skipped = sorted(refused)
+        report.unlisted = mark_listed(docs)   # before supersession: an unlisted document supersedes no listed one
         link_supersedes(docs, report)
 
         # Reuse the chunks and vectors of files whose bytes are unchanged; chunk the rest.
@@ -202,7 +206,8 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
             emb = get_embedder(spec)
         if prev:
             check_embedder(prev.manifest, emb, str(idx))
-        vectors_for = _vector_source(emb, chunks, metas, sources, prev.embeddings if prev else None, batch_size, progress)
+        vectors_for = _vector_source(emb, chunks, metas, sources, prev.embeddings if prev else None, batch_size, progress,
+                                     on_progress)
         embeddings, sync = None, None
         if bcfg.kind == "faiss":
             embeddings = vectors_for(list(range(len(chunks))))
@@ -232,8 +237,10 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
                     "num_documents": len(docs), "num_chunks": len(chunks), "files": files,
                     "documents": {d.meta.doc_id: d.meta.sha256 for d in docs},
                     "skipped": report.skipped, "superseded": report.superseded,
-                    "quarantined": report.quarantined}
+                    "quarantined": report.quarantined, "unlisted": report.unlisted}
 
+        if on_progress is not None:
+            on_progress("writing", 0, 1)
         report.version = commit_version(idx, write)
         report.vector_index = kind
         if sync is not None and sync.stale:  # after the swap: readers of the old version had them till now
@@ -245,7 +252,7 @@ def ingest(kb_dir: str | Path, index_dir: str | Path | None = None, *, embedder:
 
 
 def _vector_source(emb: Embedder, chunks: list[Chunk], metas: dict[str, DocumentMeta], sources: list[int],
-                   previous: np.ndarray | None, batch_size: int, progress: bool):
+                   previous: np.ndarray | None, batch_size: int, progress: bool, on_progress: Progress | None = None):
     """rows -> their vectors: the previous version's where the chunk is unchanged and it has them (the
     FAISS backend keeps them; a database does not), else embedded now, in batches."""
     def vectors_for(rows: list[int]) -> np.ndarray:
@@ -263,6 +270,8 @@ def _vector_source(emb: Embedder, chunks: list[Chunk], metas: dict[str, Document
             out[part] = emb.embed([embedding_text(metas[chunks[rows[j]].doc_id], chunks[rows[j]]) for j in part])
             if bar:
                 bar.update(len(part))
+            if on_progress is not None:
+                on_progress("embedding", min(s + batch_size, len(todo)), len(todo))
         if bar:
             bar.close()
         return out

@@ -95,17 +95,61 @@ _TRIGGERS = ("ignore", "disregard", "forget", "prompt", "are now", "rules", "ver
              "response", "忽略", "无视", "忘记", "忘掉", "不要理会", "你现在是", "规则", "验证", "校验", "核查", "关于")
 
 
+# Who a document addresses when it addresses the model: never bare "assistant" or "model", which name people
+# and products in enterprise documents ("the assistant manager", "Model: AX-200").
+_MODEL = (r"(?:a\.?i\.?|llms?|chat\s?bots?|gpts?|copilots?|(?:ai|virtual|digital)\s+(?:assistants?|agents?|systems?|"
+          r"models?|tools?)|(?:large\s+)?language\s+models?|ai\s+chat(?:\s?bots?)?)")
+_WORD_OF = r"(?:notes?|messages?|instructions?|notices?|attention|important|reminders?|hints?|directives?|guidance|update)"
+_LEAD = r"(?:^|(?<=[\n.!?>]))[ \t>*_#\[(-]*"
+# A label that says what follows is for the model: "Note to AI assistants:", "For language models:",
+# "AI instructions:", "LLM note:", or "AI:" followed by a command. Whatever follows it is an instruction to the
+# model, whatever it says (the answer it dictates need not match any pattern above).
+LABELS = [
+    _p("addresses the model by a label", rf"{_LEAD}(?:{_WORD_OF}\s+)?(?:to|for)\s+(?:the\s+|all\s+|any\s+|an\s+)?"
+                                          rf"{_MODEL}\b[^:\n]{{0,30}}?(?:[:\]]|\s[-–—]\s)"),
+    _p("addresses the model by a label", rf"{_LEAD}{_MODEL}\s*(?:-\s*)?(?:{_WORD_OF}|only|prompt)\s*[:\]]"),
+    _p("addresses the model by a label", rf"{_LEAD}{_MODEL}\s*[:,]\s*(?:you\b|please\b|always\b|never\b|answer\b|"
+                                          r"say\b|reply\b|respond\b|state\b|tell\b|ignore\b|disregard\b|do\s+not\b|"
+                                          r"don't\b|when\b|if\s+asked\b|make\s+sure\b)"),
+]
+# Text the reader does not see as text: an HTML comment (or the part of one a sentence holds) and an image's
+# alt text (markdown ![alt](src), HTML alt="..."). A command there can only be meant for a machine.
+_HIDDEN = re.compile(r"<!--(?P<c>.*?)(?:-->|\Z)|\A(?P<t>(?:(?!<!--).){0,2000}?)-->|!\[(?P<a>[^\]\n]{3,400})\]\("
+                     r"|\balt\s*=\s*[\"'](?P<h>[^\"'\n]{3,400})[\"']", re.S | re.I)
+_HIDDEN_COMMAND = re.compile(
+    r"^\W*(?:[\w -]{1,30}:\s*)?(?:please\s+|always\s+|never\s+|now\s+)*(?:ignore|disregard|forget|answer|say|reply|"
+    r"respond|state|tell|claim|write|output|pretend|act\s+as|you\s+(?:must|should|are|will)|do\s+not|don't|"
+    r"when\s+(?:you\s+are\s+|you're\s+)?(?:asked|answering|responding|replying)|"
+    r"if\s+(?:you\s+are\s+|you're\s+)?asked)\b|\b(?:to|for)\s+the\s+(?:model|assistant|bot)\b"
+    rf"|\b{_MODEL}\b|(?:回答|回复|告诉|声称|忽略|无视)", re.I)
+
+
+def _hidden_reason(text: str) -> str | None:
+    for m in _HIDDEN.finditer(text):
+        hidden = next(g for g in m.groups() if g is not None)
+        where = "in an HTML comment" if m.group("c") is not None or m.group("t") is not None else "in image alt text"
+        hit = _HIDDEN_COMMAND.search(hidden) or next(
+            (x for pat in PATTERNS for x in [pat.rx.search(hidden)] if x is not None), None)
+        if hit is not None:
+            return f'addresses the model ({where}): "{" ".join(hidden.split())[:80]}"'
+    return None
+
+
 def quarantine_reason(text: str) -> str | None:
     """Why `text` looks like instructions to the model ('addresses the model (...): "phrase"'), or None."""
     low = text.lower()
-    if not any(t in low for t in _TRIGGERS):
-        return None
-    for pat in PATTERNS:
-        for m in pat.rx.finditer(text):
-            if _NEGATION.search(text[max(0, m.start() - 24):m.start()]):
-                continue
-            if pat.imperative and not _is_command(text, m.start()):
-                continue
-            phrase = " ".join(m.group(0).split())
-            return f'addresses the model ({pat.why}): "{phrase}"'
+    if ("<!--" in low or "-->" in low or "![" in low or "alt" in low) and (hidden := _hidden_reason(text)):
+        return hidden
+    if any(t in low for t in _TRIGGERS):
+        for pat in PATTERNS:
+            for m in pat.rx.finditer(text):
+                if _NEGATION.search(text[max(0, m.start() - 24):m.start()]):
+                    continue
+                if pat.imperative and not _is_command(text, m.start()):
+                    continue
+                phrase = " ".join(m.group(0).split())
+                return f'addresses the model ({pat.why}): "{phrase}"'
+    for pat in LABELS:   # after the patterns: their reason names the command, a label's only whom it addresses
+        if (label := pat.rx.search(text)) is not None:
+            return f'addresses the model ({pat.why}): "{" ".join(label.group(0).split()).strip(" >*_#[(-")}"'
     return None

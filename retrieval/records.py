@@ -11,7 +11,7 @@ BANNER_UNRESOLVED = "(banner)"  # superseded_by of a document whose banner names
 class DocumentMeta:
     doc_id: str                      # path relative to the KB root, posix
     sha256: str                      # of the raw file bytes
-    kind: str                        # "markdown" | "text" | "html" | "pdf"
+    kind: str                        # "markdown" | "text" | "html" | "pdf" | "docx"
     title: str | None = None
     language: str | None = None
     tags: list[str] = field(default_factory=list)
@@ -25,6 +25,7 @@ class DocumentMeta:
     banner_ref: str | None = None     # what that banner names as the replacement (a title, file or doc id)
     page_starts: list[int] | None = None  # PDF: char offset in text where page i+1 begins
     subject: str | None = None        # front matter `subject:`: what the document is about (a product, an office)
+    listed: bool | None = None        # named by the KB's register (retrieval/register.py); None: the KB has none
 
 
 @dataclass
@@ -78,6 +79,7 @@ class Passage:
     page_end: int | None = None
     quarantine: str | None = None      # set only when search(include_quarantined=True) returns it
     subject: str | None = None         # the document's front matter `subject:` (None: not stated)
+    listed: bool | None = None         # False: the KB's register does not list its document (lower authority)
 
 
 @dataclass
@@ -93,6 +95,7 @@ class IngestReport:
     superseded: list[tuple[str, str, str]] = field(default_factory=list)  # (doc_id, superseded_by, how)
     # (chunk_id, start_line, end_line, reason) of every chunk that addresses the model
     quarantined: list[tuple[str, int, int, str]] = field(default_factory=list)
+    unlisted: list[str] = field(default_factory=list)   # documents the KB's register does not list
     num_documents: int = 0
     num_chunks: int = 0
     embedded_chunks: int = 0         # chunks that went through the embedder this run

@@ -170,7 +170,7 @@ class Retriever:
                        supersedes=m.supersedes, superseded=m.superseded_by is not None,
                        superseded_by=m.superseded_by, score=score, vector_score=vscore, bm25_score=bscore,
                        context_prefix=c.context_prefix, authority=m.authority, page_start=c.page_start,
-                       page_end=c.page_end, quarantine=c.quarantine, subject=m.subject)
+                       page_end=c.page_end, quarantine=c.quarantine, subject=m.subject, listed=m.listed)
 
 
 def _faiss(snap: Snapshot) -> FaissBackend:

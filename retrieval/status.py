@@ -50,3 +50,31 @@ def kb_matches(kb: Path, manifest: dict, limits: LoadLimits | None = None) -> bo
         if sha is None or hashlib.sha256((kb / rel).read_bytes()).hexdigest() != sha:
             return False
     return not set(known) - set(names)
+
+
+def changed_documents(kb_dir: str | Path, index_dir: str | Path | None = None,
+                      limits: LoadLimits | None = None) -> list[str] | None:
+    """The KB files an ingest would read again: added, changed (by SHA-256), removed, or once refused and now
+    loadable; every file when the index was chunked by another chunker version. None: no index yet."""
+    kb = Path(kb_dir).resolve()
+    idx = Path(index_dir) if index_dir is not None else default_index_dir(kb)
+    try:
+        manifest = read_manifest(current_version_dir(idx))
+    except IndexNotFoundError:
+        return None
+    names, refused = scan_kb(kb, limits)
+    if manifest.get("chunker_version") != CHUNKER_VERSION or manifest.get("kb_root") != str(kb):
+        return names
+    known: dict[str, str] = manifest.get("documents", {})
+    skipped = {path for path, _ in manifest.get("skipped", [])}
+    out = sorted({p for p, _ in refused} - skipped)
+    for rel in names:
+        if rel in skipped:
+            try:
+                load_document(kb, rel, limits)
+                out.append(rel)
+            except DocumentError:
+                pass
+        elif known.get(rel) != hashlib.sha256((kb / rel).read_bytes()).hexdigest():
+            out.append(rel)
+    return sorted(set(out) | (set(known) - set(names)))

@@ -92,6 +92,9 @@ def link_supersedes(docs: list[Document], report: IngestReport) -> None:
             report.warnings.append(f"{m.doc_id}: supersedes {m.supersedes!r}, which is not in the knowledge base")
         elif target is m:
             report.warnings.append(f"{m.doc_id}: a document cannot supersede itself")
+        elif m.listed is False and target.listed:
+            report.warnings.append(f"{m.doc_id}: supersedes {m.supersedes!r}, but the knowledge base's register does "
+                                   f"not list {m.doc_id} and does list {m.supersedes}: ignored")
         else:
             if target.superseded_by is not None:
                 report.warnings.append(f"{m.supersedes}: superseded by both {target.superseded_by} and {m.doc_id}; "

@@ -17,6 +17,10 @@ class Provenance:
     rule_id: str | None = None
     effective_date: str | None = None   # the document's front matter `effective_date` (ISO), if any
     authority: str | None = None        # the document's front matter `authority` (policy, note, …)
+    # how much the source counts, as whoever builds the evidence ranks it: 2 a document that counts, 1 one
+    # the knowledge base's register does not list, 0 a note or draft. Disagreeing evidence about one subject
+    # is decided by standing before certainty factors combine (provenance.precedence)
+    standing: int = 2
 
     def describe(self) -> str:
         where = self.doc_id or self.source
@@ -29,7 +33,7 @@ class Provenance:
     def to_dict(self) -> dict:
         return {"source": self.source, "doc_id": self.doc_id, "start": self.start, "end": self.end,
                 "superseded": self.superseded, "rule_id": self.rule_id, "effective_date": self.effective_date,
-                "authority": self.authority}
+                "authority": self.authority, **({"standing": self.standing} if self.standing != 2 else {})}
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Rule files on disk: finding them, reading includes once each, the size limit, and letting go of them."""
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -77,3 +78,11 @@ def release_gradually(*lists: list, chunk: int = 2000) -> None:
         while lst:
             del lst[-chunk:]
             time.sleep(0)
+
+
+def content_version(texts: dict[str, str]) -> str:
+    """12 hex digits of the SHA-256 of the rule files' paths and texts, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(texts):
+        digest.update(path.encode("utf-8") + b"\0" + texts[path].encode("utf-8") + b"\0")
+    return digest.hexdigest()[:12]

@@ -59,9 +59,19 @@ def _effective(f: Fact) -> Any:
 
 
 def precedence(match: list[Fact], conflict: list[Fact]) -> tuple[list[Fact], list[Fact], list[str]]:
-    """The evidence that counts when evidence about one subject disagrees, and why (for the explanation):
+    """The evidence that counts when evidence about one subject disagrees, and why (for the explanation): the
+    highest standing first (a policy over a note or an unlisted document: one never cancels the other), then
     current documents over superseded ones; then, among facts with an effective date, the latest date."""
     notes: list[str] = []
+    if match and conflict:
+        top = max(f.provenance.standing for f in (*match, *conflict))
+        lower = [f for f in (*match, *conflict) if f.provenance.standing < top]
+        if lower:
+            match = [f for f in match if f.provenance.standing == top]
+            conflict = [f for f in conflict if f.provenance.standing == top]
+            notes.append("evidence of higher standing wins over "
+                         + ", ".join(sorted({f.provenance.doc_id or f.provenance.source for f in lower}))
+                         + " (a note or a document the register does not list)")
     both = [*match, *conflict]
     if any(not f.provenance.superseded for f in both) and any(f.provenance.superseded for f in both):
         match = [f for f in match if not f.provenance.superseded]

@@ -10,7 +10,8 @@ from . import model as m
 from .check import Checker, find_cycles
 from .errors import Location, RuleError, RuleErrors
 from .facts import Fact, Provenance
-from .files import MAX_STATEMENTS, collect as _collect, release_gradually, rule_files  # noqa: F401 (re-exported)
+from .files import (MAX_STATEMENTS, collect as _collect, content_version, release_gradually,  # noqa: F401
+                    rule_files)  # (release_gradually is re-exported)
 from .lint import regex_habits
 from .strata import strata
 from .tables import typed_view
@@ -43,6 +44,9 @@ class RuleBase:
         self.rates: dict[tuple[str, str], float] = {}
         self.holidays: frozenset = frozenset()   # `holiday` dates: no business days   # (from, to) -> how many `to` one `from` is worth
         self._alias: dict[tuple[str, str], str] = {}
+        # what the rule files said, as a hash: two loads of the same files share it, and caches of what a rule
+        # base reads (a knowledge base's facts) are keyed by it, never by the object's id (ids are reused)
+        self.version: str = ""
 
     @property
     def rules(self) -> list[m.ForwardRule | m.BackwardRule]:
@@ -184,6 +188,7 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
     rb = RuleBase()
     rb.files = [pf.path for pf in parsed]
     rb.texts = {pf.path: pf.text for pf in parsed}
+    rb.version = content_version(rb.texts)
     ck = Checker(rb.texts, rb.types, rb.entities, rb.relations)
     first_def: dict[tuple[str, str], Location] = {}
 

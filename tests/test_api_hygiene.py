@@ -126,7 +126,7 @@ def test_verirag_serve_writes_json_access_lines_not_uvicorns(tmp_path, monkeypat
 
     release = threading.Event()
 
-    def fake_build(settings, progress):  # hold the loading stage, then fail it: that stops the server
+    def fake_build(settings, progress, on_knowledge=None):  # hold the loading stage, then fail it: that stops the server
         release.wait(20)
         raise RuntimeError("stop here")
 

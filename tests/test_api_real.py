@@ -75,13 +75,16 @@ def _wait_kv_free(real, timeout: float = 60.0) -> dict:
 
 
 def test_ready_and_ask_matches_the_synchronous_answerer(real) -> None:
-    assert real["http"].get("/readyz").json() == {"ready": True, "checks": {
+    ready = real["http"].get("/readyz").json()
+    assert {k: ready[k] for k in ("ready", "checks")} == {"ready": True, "checks": {
         "model": True, "index": True, "rules": True, "answerer": True}}
+    assert ready["index_version"] == "v000001" and len(ready["rules_version"]) == 12
     q = QUESTIONS[0]
     r = real["http"].post("/ask", json=_ask(q))
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["answer"] == real["ref_answers"][q]
+    assert (body["rules_version"], body["index_version"]) == (ready["rules_version"], ready["index_version"])
     assert body["status"] in ("verified", "flagged", "abstained")
     assert 0 < body["usage"]["completion_tokens"] <= MAX_TOKENS
     assert {c["doc_id"] for c in body["citations"]} <= set(DOCS)

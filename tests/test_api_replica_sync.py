@@ -11,7 +11,7 @@ from ray_support import GOOD_RULES, make_domain
 from api.metrics import ServiceMetrics
 from api.replica_sync import RULES_MARKER, ReplicaSync, read_current_version
 from api.settings import Settings
-from api.state import ServiceState, SwappableRetriever
+from api.state import ServiceState
 from retrieval import Retriever, ingest
 from symbolic import RuleBaseHolder
 
@@ -20,8 +20,7 @@ TWO_RULES = GOOD_RULES + 'rule F2 "second": if p(?x) then violation "y"\n'
 
 def _replica(domain: dict[str, Path]) -> tuple[ServiceState, ReplicaSync]:
     state = ServiceState(settings=Settings(), metrics=ServiceMetrics(lambda: None))
-    state.retriever = SwappableRetriever(Retriever.open(domain["index"]))
-    state.rules = RuleBaseHolder(domain["rules"])
+    state.use(Retriever.open(domain["index"]), RuleBaseHolder(domain["rules"]))
     return state, ReplicaSync(state, domain["index"], interval_s=60)
 
 
@@ -40,7 +39,7 @@ def test_an_ingest_by_one_replica_reaches_the_other(two) -> None:
     old = b.retriever.current
     (domain["kb"] / "remote.md").write_text("Employees may work remotely two days a week.\n", encoding="utf-8")
     report = ingest(domain["kb"], domain["index"])  # what replica a's POST /documents runs
-    a.retriever.current = Retriever.open(domain["index"])
+    a.snapshots.swap_index(Retriever.open(domain["index"]))
     assert report.version == read_current_version(domain["index"]) == "v000002"
     assert b.retriever.current is old  # nothing moves before the poll
     sync_b.check_once()

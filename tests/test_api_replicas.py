@@ -116,7 +116,9 @@ def test_a_rule_reload_reaches_both_replicas(cluster: Cluster) -> None:
     (cluster.domain["rules"] / "a.rules").write_text(GOOD_RULES + 'rule F2 "second": if p(?x) then violation "y"\n',
                                                      encoding="utf-8")
     r = cluster.http.post("/rules/reload", headers=admin)
-    assert r.status_code == 200 and r.json() == {"reloaded": True, "count": 2, "errors": []}
+    assert r.status_code == 200 and r.json() == {"reloaded": True, "count": 2, "errors": [],
+                                                 "rules_version": r.json()["rules_version"]}
+    assert len(r.json()["rules_version"]) == 12      # the content hash of the rule files now served
     deadline = time.time() + 10
     while time.time() < deadline:
         counts = {rid: r.json()["count"] for rid, r in cluster.by_replica("/rules", headers=admin).items()}

@@ -30,7 +30,7 @@ def gated(tmp_path, monkeypatch):
     release, rules = threading.Event(), tmp_path / "rules.txt"
     rules.write_text("R1: leave is at least 20 days\n", encoding="utf-8")
 
-    def fake_build(settings, progress):
+    def fake_build(settings, progress, on_knowledge=None):
         with progress.stage("build model"):
             release.wait(10)
         with progress.stage("rules"):
@@ -46,7 +46,7 @@ def gated(tmp_path, monkeypatch):
 def test_port_answers_while_loading_then_serves(gated, monkeypatch) -> None:
     release, settings = gated
     # the real Answerer needs a real pipeline; the fake one answers from the fake engine
-    monkeypatch.setattr("pipeline.Answerer", lambda client, retriever, rules: FakeAnswerer(client))
+    monkeypatch.setattr("pipeline.Answerer", lambda client, *_: FakeAnswerer(client))
     app = create_app(settings, build_missing=True, load_in_background=True)
     with live_server(app) as url:
         http = httpx.Client(base_url=url, timeout=10)
@@ -69,7 +69,7 @@ def test_port_answers_while_loading_then_serves(gated, monkeypatch) -> None:
 
 
 def test_a_failed_load_is_reported_and_stops_the_server(tmp_path, monkeypatch) -> None:
-    def broken(settings, progress):
+    def broken(settings, progress, on_knowledge=None):
         with progress.stage("resolve model"):
             raise ValueError("model path does not exist: /no/such.gguf")
 
@@ -98,5 +98,7 @@ def test_components_passed_in_are_served_at_once(tmp_path) -> None:
     assert app.state.svc.load_progress is None  # nothing to load: no gate, /readyz as before
     with live_server(app) as url:
         r = httpx.get(url + "/readyz")
-        assert r.status_code == 200 and set(r.json()) == {"ready", "checks"}
+        assert r.status_code == 200 and set(r.json()) == {"ready", "checks", "rules_version", "index_version",
+                                                          "index", "ingest"}
+        assert (r.json()["index"], r.json()["ingest"]) == ("unchecked", {"state": "idle"})  # not compared to the KB
     ae.shutdown()

@@ -71,6 +71,14 @@ def test_bad_front_matter(tmp_path):
         load_document(tmp_path, "b.md")
     with pytest.raises(PathRefusedError, match="relative path inside"):
         load_document(tmp_path, "c.md")
+    # a well-formed date that is no date: refused with the reason, the rest of the KB indexed (it crashed the ingest)
+    (tmp_path / "d.md").write_text("---\neffective_date: 2025-13-40\n---\nbody\n", encoding="utf-8")
+    with pytest.raises(DocumentError, match="d.md: invalid YAML front matter: month must be in 1..12"):
+        load_document(tmp_path, "d.md")
+    from retrieval import ingest
+
+    report = ingest(tmp_path, tmp_path.parent / f"{tmp_path.name}-index", embedder="hashing")
+    assert dict(report.skipped)["d.md"].startswith("invalid YAML front matter: month") and report.num_documents == 0
 
 
 def test_symlinks_and_traversal_refused(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from api.commands.models import MODEL_HELP
@@ -64,8 +65,8 @@ def handler(args: argparse.Namespace) -> int:
 
         settings = settings.model_copy(update={"kb_dir": settings.kb_dir or DEFAULT_KB_DIR,
                                                "rules_dir": settings.rules_dir or DEFAULT_RULES_DIR})
-    print("verirag serve settings:\n" + settings.describe(), file=sys.stderr, flush=True)
     if args.print_settings:
+        print("verirag serve settings:\n" + settings.describe(), file=sys.stderr, flush=True)
         return 0
     for path, what in ((settings.kb_dir, "knowledge base"), (settings.rules_dir, "rules")):
         if path is None or not path.exists():
@@ -78,6 +79,7 @@ def handler(args: argparse.Namespace) -> int:
     from api.log_setup import configure_logging
 
     configure_logging(settings)
+    logging.getLogger("verirag.api").info("settings:\n%s", settings.describe())
     import uvicorn
 
     from api.app import create_app
@@ -92,8 +94,9 @@ def handler(args: argparse.Namespace) -> int:
 
     app = create_app(settings, build_missing=True, load_in_background=True, on_load_failure=stop)
     # uvicorn's own access log would say "200 OK" for a request the client aborted: ours says what happened
+    # log_config=None: uvicorn keeps its hands off logging, so its lines go through our (JSON) root handler
     server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False,
-                                           log_level=settings.log_level.lower()))
+                                           log_level=settings.log_level.lower(), log_config=None))
     server.run()
     error = app.state.svc.load_error
     if error is not None:  # component errors (RuleError, RetrievalError, EngineError) carry clear text

@@ -10,7 +10,8 @@ from typing import Sequence
 from pipeline.evidence.bridges import bridge_passages, passage_key, place_after
 from pipeline.evidence.closed_world import contradicted_assumption
 from pipeline.evidence.described import with_described
-from pipeline.evidence.kb_facts import FactSource, KBFacts, evidence_passages
+from pipeline.evidence.kb_facts import (EvidenceConflict, FactSource, KBFacts, evidence_and_conflicts,
+                                         evidence_passages, relevant_conflicts)
 from pipeline.evidence.leads import lead_first
 from pipeline.evidence.links import link_queries
 from pipeline.evidence.passage_facts import extract_evidence
@@ -51,6 +52,7 @@ class QuestionContext:
     proof_passages: list[PassageLike] = field(default_factory=list)  # the chunks stating the proof's facts
     corrections: list[PremiseCorrection] = field(default_factory=list)   # premises of the question disproved
     breaches: list[LimitBreach] = field(default_factory=list)   # the question's values past a proved limit
+    conflicts: list[EvidenceConflict] = field(default_factory=list)   # facts outranked by a source of more authority
     timings_ms: dict[str, float] = field(default_factory=dict)  # retrieve (both rounds), prove
     # whom the question is about (pipeline.evidence.scope), and the proofs set aside as about someone else
     scope: Scope = field(default_factory=dict)
@@ -185,7 +187,8 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
     # an argument only the whole KB's facts can show to have one value (a single site's threshold)
     implied = ctx.kb.implied if ctx.kb is not None else {}
     if rulebase is not None:
-        facts, _values = evidence_for(ctx.candidates, rulebase, ctx.kb)
+        facts, _values, conflicts = evidence_and_conflicts(ctx.candidates, rulebase, ctx.kb)
+        ctx.conflicts = relevant_conflicts(conflicts, focus.goals, ctx.candidates)
         ctx.focus = focus = facts_focus(focus, rulebase, facts, implied)
         ctx.scope = question_scope(focus, rulebase, facts)
     if symbolic and rulebase is not None:
@@ -267,11 +270,9 @@ def evidence_for(passages: Sequence[PassageLike], rulebase: RuleBase,
                  kb: KBFacts | None) -> tuple[list[Fact], list[EvidenceValue]]:
     """Facts and values the authoritative, unquarantined ``passages`` state, plus every fact of the KB
     (a premise in an unretrieved document still counts); values come from the passages only, since a
-    value is checked against what the answer cites."""
-    facts, values = extract_evidence(evidence_passages(passages), rulebase)
-    if kb is not None:
-        have = {(f.relation, f.args, f.provenance.doc_id, f.provenance.start) for f in facts}
-        facts += [f for f in kb.facts if (f.relation, f.args, f.provenance.doc_id, f.provenance.start) not in have]
+    value is checked against what the answer cites. Ranked by authority: a fact a source of more authority
+    contradicts is left out (pipeline.evidence.kb_facts.outranked)."""
+    facts, values, _conflicts = evidence_and_conflicts(passages, rulebase, kb)
     return facts, values
 
 

@@ -2,17 +2,37 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Any, Sequence
 
 from pipeline.readers.patterns import provenance
 from pipeline.seams import PassageLike
 from pipeline.text.sentences import blocks, sentence_at, sentences
 from pipeline.text.tables import column_at
 from pipeline.text.values import EvidenceValue, find_values
+from pipeline.lang import words
 from symbolic import Fact, RuleBase
 
 # Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
 SUPERSEDED_CF_FACTOR = 0.5
+
+
+# Front-matter `authority:` values that never vouch for a claim on their own: the document may be shown
+# as a source, but what only it states is not verified (a chat note contradicting a policy;
+# lang/<code>/evidence.toml non_authoritative).
+NON_AUTHORITATIVE = frozenset(words("evidence.non_authoritative"))
+
+
+def authoritative(passage: PassageLike) -> bool:
+    authority = getattr(passage, "authority", None)
+    return not authority or str(authority).strip().lower() not in NON_AUTHORITATIVE
+
+
+def standing(passage: PassageLike) -> int:
+    """How much a passage's facts count when they disagree with others (symbolic Provenance.standing): 2 a
+    document that counts, 1 one the KB's register does not list (retrieval/register.py), 0 a note or draft."""
+    if not authoritative(passage):
+        return 0
+    return 1 if getattr(passage, "listed", None) is False else 2
 
 
 def extract_evidence(passages: Sequence[PassageLike], rulebase: RuleBase) -> tuple[list[Fact], list[EvidenceValue]]:
@@ -24,7 +44,8 @@ def extract_evidence(passages: Sequence[PassageLike], rulebase: RuleBase) -> tup
     values: list[EvidenceValue] = []
     for p in passages:
         superseded = bool(getattr(p, "superseded", False))
-        doc = {"effective_date": getattr(p, "effective_date", None), "authority": getattr(p, "authority", None)}
+        doc: dict[str, Any] = {"effective_date": getattr(p, "effective_date", None),
+                               "authority": getattr(p, "authority", None), "standing": standing(p)}
         for fact, s, e in rulebase.extract(p.text, source=provenance("document", p.doc_id, p.start, p.end, superseded,
                                                                       **doc),
                                            table_header=getattr(p, "context_prefix", None),

@@ -30,7 +30,8 @@ from pipeline.loop.config import (
     RuleBaseHolderLike,
 )
 from pipeline.loop.explanation import explain
-from pipeline.loop.outcome import final_result, shown_passages
+from pipeline.loop.outcome import final_result
+from pipeline.loop.outcome import shown_passages
 from pipeline.loop.verify import (
     CITATION_MARKER,
     GivenRetriever,
@@ -95,7 +96,8 @@ class Answerer:
         return result
 
     def ask_stream(self, question: str, options: AskOptions | None = None) -> Iterator[StreamEvent]:
-        """Events: {"type": "token", "attempt": k, "text": delta} while generating, {"type": "attempt",
+        """Events: {"type": "progress", "stage": "retrieved" | "drafting" | "verifying", ...} as the loop moves on,
+        {"type": "token", "attempt": k, "text": delta} while generating, {"type": "attempt",
         ...} after each verification, {"type": "answer", "text": ...} when the answer is not the text last
         streamed (a proof that won, a withheld draft), and last {"type": "result", "result": ...}."""
         for event in self._run(question, options, stream=True):
@@ -129,6 +131,8 @@ class Answerer:
         ctx = self._gather(q, opts, rulebase)
         timings.update(ctx.timings_ms)
         candidates = self._candidates(ctx)
+        if stream:   # a streaming client sees where the question is before any verified text
+            yield {"type": "progress", "stage": "retrieved", "passages": len(candidates), "proof": ctx.rules_answer}
 
         attempts: list[Attempt] = []
         followup: list[dict] = []
@@ -142,7 +146,8 @@ class Answerer:
             facts, values = evidence_for(prompt.passages, cast(RuleBase, rulebase), ctx.kb)
             extract_s = time.perf_counter() - t
             check_draft = self._checker(q, prompt, facts, values, ctx, rulebase, verifier)
-
+            if stream:
+                yield {"type": "progress", "stage": "drafting", "attempt": k}
             gen = yield from generate(self.generator, prompt, opts, k, stream,
                                       self.config.repetition_penalty, self.config.stop)
             answer = strip_citation_lines(gen["text"].strip())
@@ -154,6 +159,8 @@ class Answerer:
                 status = "abstained"
                 break
 
+            if stream:
+                yield {"type": "progress", "stage": "verifying", "attempt": k}
             check = check_draft(answer)
             answer, reports, violations, gaps, no_claims, ok, cited_by_us = (
                 check.answer, check.reports, check.violations, check.gaps, check.no_claims, check.ok,
@@ -273,14 +280,15 @@ class Answerer:
             status = "flagged"
             reason = "; ".join([f"{len(failing)} claim(s) not supported"] * bool(failing)
                                + [f"{len(check.violations)} rule violation(s)"] * bool(check.violations) + check.gaps)
-        citations = [Citation(n, p.doc_id, p.start, p.end, p.text, float(p.score), bool(p.superseded))
+        citations = [Citation(n, p.doc_id, p.start, p.end, p.text, float(p.score), bool(p.superseded),
+                              getattr(p, "page_start", None), getattr(p, "page_end", None))
                      for n in cited_indices(check.answer, len(shown)) for p in [shown[n - 1]]]
         timings = {**ctx.timings_ms, **check.timings_ms, "total": round((time.perf_counter() - t0) * 1000, 3)}
         return VerifyResult(q, check.answer, status, reason, check.reports, check.violations, citations, check.gaps,
                             "passages" if passages is not None else "kb", ctx.proof.to_dict() if ctx.proof else None,
                             [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
                              for p in ctx.quarantined], timings, [c.to_dict() for c in ctx.corrections],
-                            [b.to_dict() for b in ctx.breaches])
+                            [b.to_dict() for b in ctx.breaches], [c.to_dict() for c in ctx.conflicts])
 
     # -- helpers ----------------------------------------------------------------------------------
     def _read(self, answer: str, passages: Sequence[PassageLike], context: list[dict], focus: QuestionFocus,

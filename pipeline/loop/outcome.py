@@ -32,7 +32,7 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
                              for p in ctx.quarantined],
              "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None,
              "premise_corrections": [c.to_dict() for c in ctx.corrections],
-             "limit_breaches": [b.to_dict() for b in ctx.breaches]}
+             "limit_breaches": [b.to_dict() for b in ctx.breaches], "conflicts": [c.to_dict() for c in ctx.conflicts]}
     if status in ("verified", "regenerated"):
         result = AnswerResult(q, last.answer, status, citations(last.answer, prompt), last.claims,
                               last.violations, attempts, timings, usage, opts.policy,
@@ -122,7 +122,7 @@ def _how(proof: ProvenAnswer) -> str:
 def citations(answer: str, prompt: prompts.Prompt) -> list[Citation]:
     """The sources the answer's [n] markers cite, in the order it cites them."""
     return [Citation(n, p.doc_id, p.start, p.end, p.text, float(getattr(p, "score", 0.0)),
-                     bool(getattr(p, "superseded", False)))
+                     bool(getattr(p, "superseded", False)), getattr(p, "page_start", None), getattr(p, "page_end", None))
             for n in cited_indices(answer, len(prompt.passages)) for p in [prompt.passages[n - 1]]]
 
 

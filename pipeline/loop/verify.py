@@ -38,6 +38,7 @@ class VerifyResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     premise_corrections: list[dict] = field(default_factory=list)   # premises of the question the rules disprove
     limit_breaches: list[dict] = field(default_factory=list)   # the question's values past a limit the rules prove
+    conflicts: list[dict] = field(default_factory=list)        # facts a source of more authority contradicts
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -68,7 +68,8 @@ def _dedupe(found: list[tuple[Fact, int, int]]) -> list[tuple[Fact, int, int]]:
 
 def provenance(source: str, doc_id: str | None = None, start: int | None = None, end: int | None = None,
                 superseded: bool = False, effective_date: object = None, authority: str | None = None,
-                rule_id: str | None = None) -> Provenance:
+                rule_id: str | None = None, standing: int = 2) -> Provenance:
     from symbolic import Provenance
     return Provenance(source, doc_id=doc_id, start=start, end=end, superseded=superseded, rule_id=rule_id,
-                      effective_date=None if effective_date is None else str(effective_date), authority=authority)
+                      effective_date=None if effective_date is None else str(effective_date), authority=authority,
+                      standing=standing)

@@ -16,7 +16,7 @@ PROSE = FakePassage("products/x.md", "Top speed: loaded 1.5 m/s, empty 2.0 m/s. 
 class NoRules:
     relations: dict = {}
 
-    def extract(self, text, source=None):
+    def extract(self, text, source=None, **_kw):     # table_header, subject: symbolic.RuleBase.extract's too
         return []
 
 

@@ -77,9 +77,10 @@ async def readyz(request: Request) -> JSONResponse:
     if state.kb_sync is not None:  # the served index against the KB, and any ingest running (its progress)
         body.update(index=state.kb_sync.summary(), ingest=state.kb_sync.status())
     if state.load_progress is not None:  # `verirag serve` loading in the background: which stage, how long
-        snap = state.load_progress.snapshot()
-        ready = ready and snap["ready"]
-        body.update(ready=ready, loading=None if ready else (snap["loading"] or "starting"), stages=snap["stages"])
+        loading = state.load_progress.snapshot()
+        ready = ready and loading["ready"]
+        body.update(ready=ready, loading=None if ready else (loading["loading"] or "starting"),
+                    stages=loading["stages"])
     if state.load_error is not None:
         body.update(ready=False, loading=None, error=state.load_error)
     if state.replica_info is not None:  # one of several Ray Serve replicas: which, and what it serves

@@ -5,12 +5,19 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from api.metrics import ServiceMetrics
 from api.settings import Settings
 from api.snapshot import ServingSnapshot, SnapshotRetriever, SnapshotRules, SnapshotStore
 from neural.async_engine import AsyncEngine
+
+if TYPE_CHECKING:   # typed seams, not imports at start-up (the pipeline and the model load in a thread)
+    from api.kb_sync import KBSync
+    from neural.load_progress import LoadProgress
+    from neural.remote import RemoteGenerator
+    from pipeline import Answerer
+    from pipeline.evidence.kb_facts import KBFactCache
 
 log = logging.getLogger("verirag.api")
 
@@ -20,24 +27,24 @@ class ServiceState:
     settings: Settings
     metrics: ServiceMetrics
     async_engine: AsyncEngine | None = None
-    answerer: Any | None = None
+    answerer: Answerer | None = None
     # checks answers (/verify) with no model: ready once the index and rules are, before the model loads
-    checker: Any | None = None
+    checker: Answerer | None = None
     # the views the answer loop reads the request's snapshot through (api/snapshot.py); None: not served
     retriever: SnapshotRetriever | None = None
     rules: SnapshotRules | None = None
     snapshots: SnapshotStore | None = None
-    facts_cache: Any | None = None  # pipeline.evidence.kb_facts.KBFactCache the snapshots' facts are read into
-    kb_sync: Any | None = None  # api.kb_sync.KBSync: the background re-ingest and POST /documents, with progress
+    facts_cache: KBFactCache | None = None  # the cache the snapshots' facts are read into
+    kb_sync: KBSync | None = None  # the background re-ingest and POST /documents, with progress
     model_name: str = "verirag"
-    remote: Any | None = None  # neural.remote.RemoteGenerator when the model is served elsewhere (no engine here)
+    remote: RemoteGenerator | None = None  # when the model is served elsewhere (no engine here)
     owns_engine: bool = False
     executor: ThreadPoolExecutor = field(default=None)  # type: ignore[assignment]
     asks_in_flight: int = 0
     asks_lock: threading.Lock = field(default_factory=threading.Lock)
     ingest_lock: threading.Lock = field(default_factory=threading.Lock)
     # `verirag serve` binds its port first and loads the components in a thread: the stages it is in
-    load_progress: Any | None = None  # neural.load_progress.LoadProgress while (or after) loading there
+    load_progress: LoadProgress | None = None  # while (or after) loading there
     load_error: str | None = None  # why that loading failed (the server then stops)
     # set when this app is one of several Ray Serve replicas (api/replica.py): a successful rule reload is
     # published to the others, and /readyz says which replica answered and what it serves

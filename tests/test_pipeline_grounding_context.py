@@ -52,8 +52,10 @@ def test_ans_02_uncited_value_from_another_context_is_unsupported(rulebase):
     assert by_text["12 months"].verdict == "unsupported"
     why = by_text["12 months"].explanation
     assert "for 'AX-200 | 24 months | 12 months'" in why and "the answer says it of what 'LX-500" in why
-    # "18 months" sits in the LX-500 row: same subject, so the weak uncited support still applies.
-    assert by_text["18 months"].verdict == "supported" and by_text["18 months"].cf == pytest.approx(0.8)
+    # "18 months" sits in the LX-500 row: same subject. The answer cited nothing, so the verifier cites the row for
+    # the value it finds there (issue 47: it attributes what it can, the value found nowhere stays uncited and fails)
+    assert by_text["18 months"].verdict == "supported" and by_text["18 months"].cf == pytest.approx(1.0)
+    assert r.attempts[0].cited_by_verifier == [2]           # source [2]: the warranty table
 
 
 def test_ans_02_regenerates_to_the_grounded_value(rulebase):

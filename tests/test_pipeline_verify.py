@@ -77,3 +77,15 @@ def test_python_verify_with_the_embedded_rules() -> None:
     assert wrong.status == "flagged" and any(c.verdict != "supported" for c in wrong.claims)
     with pytest.raises(ValueError, match="not both"):
         verify(q, "x", [policy], kb="kb")
+
+
+def test_an_answer_written_elsewhere_is_attributed_and_its_documents_year_is_the_documents():
+    # issue 47 (/verify on answers written elsewhere): a right answer with no [n] was flagged for citing no source
+    # (the verifier attributed nothing when one value, the policy's year, was found in no sentence), and "the 2025
+    # policy" was unsupported though the policy's front matter dates it 2025
+    q = "What is the hotel limit per night in a Tier 1 city?"
+    good = verify(q, "Under the 2025 policy the hotel limit in a Tier 1 city is EUR 180 per night.")
+    assert good.status == "verified" and good.answer.endswith("[1]")
+    for wrong in ("Under the 2025 policy the hotel limit in a Tier 1 city is EUR 160 per night.",
+                  "Under the 2024 policy the hotel limit in a Tier 1 city is EUR 180 per night."):
+        assert verify(q, wrong).status == "flagged"

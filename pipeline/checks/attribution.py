@@ -33,8 +33,9 @@ def _stating(value: object, unit_word: str, sentence: str, passages: Sequence[Pa
 def attach_citations(answer: str, passages: Sequence[PassageLike], mentions: Sequence[ValueMention],
                      evidence: Sequence[EvidenceValue], claims: Sequence[Claim] = ()) -> tuple[str, list[int]]:
     """``answer`` with "[n]" appended for the sources that state its values (its value mentions and the
-    values of its relation claims), when it cites none and every such value is found that way in a source;
-    unchanged otherwise. Returns (text, numbers added)."""
+    values of its relation claims), when it cites none: each value found that way in a source brings that
+    source's number (a value found nowhere stays uncited, and fails on its own); unchanged when none is found.
+    Returns (text, numbers added)."""
     stated = [(m.value, m.unit_word, m.start) for m in mentions]
     stated += [(c.fact.args[-1], "", c.start) for c in claims if c.fact.args and not isinstance(c.fact.args[-1], str)]
     if _ANY_MARKER.search(answer) or not stated or not passages:
@@ -47,8 +48,9 @@ def attach_citations(answer: str, passages: Sequence[PassageLike], mentions: Seq
     for value, unit_word, start in stated:
         sentence = next((masked[s:e] for s, e in spans if s <= start < e), masked)
         sources = _stating(value, unit_word, sentence, passages, found)
-        if not sources:
-            return answer, []
-        added.add(sources[0] + 1)
+        if sources:
+            added.add(sources[0] + 1)
+    if not added:
+        return answer, []
     numbers = sorted(added)
     return answer.rstrip() + " " + "".join(f"[{n}]" for n in numbers), numbers

@@ -58,8 +58,10 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
     reports = []
     for m in mentions:
         hits = [ev for ev in evidence if values_match(m.value, ev.value)]
-        if m.unit_word:   # "38,500 decibels": only a bare number the source also counts in decibels
-            hits = [ev for ev in hits if is_bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower()]
+        if m.unit_word:   # "38,500 decibels": only a bare number the source also counts in decibels (a year is
+            # no count: "the 2025 policy" is the year of a date the source states)
+            hits = [ev for ev in hits if isinstance(ev.value, Date) or
+                    (is_bare(ev.value) and m.unit_word.rstrip("s") in ev.context.lower())]
         # a value said of its neighbour's label ("unloaded 1.5 m/s" where the table gives 1.5 for loaded) is not
         # grounded
         crossed = [(ev, other) for ev in hits

@@ -11,6 +11,7 @@ from pipeline.text.tables import column_at
 from pipeline.text.values import EvidenceValue, find_values
 from pipeline.lang import words
 from symbolic import Fact, RuleBase
+from symbolic.values import parse_value
 
 # Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
 SUPERSEDED_CF_FACTOR = 0.5
@@ -60,6 +61,15 @@ def extract_evidence(passages: Sequence[PassageLike], rulebase: RuleBase) -> tup
             if (fact.relation, fact.args[:-1]) not in read:
                 prov = provenance("document", p.doc_id, p.start + s, p.start + e, superseded, **doc)
                 facts.append(dataclasses.replace(fact, provenance=prov))
+        effective = getattr(p, "effective_date", None)
+        if effective:        # the document states its own date in its front matter ("the 2025 policy")
+            try:
+                values.append(EvidenceValue(parse_value(str(effective)), str(effective), p.doc_id, p.start, p.start,
+                                            superseded, context=f"{getattr(p, 'title', None) or p.doc_id}: "
+                                                                f"effective date {effective}",
+                                            title=getattr(p, "title", None) or ""))
+            except ValueError:
+                pass
         sents, paragraphs = sentences(p.text), blocks(p.text)
         for value, _kind, s, e in find_values(p.text):
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,

@@ -8,7 +8,9 @@ compete, and the closest must be close (MIN_SIMILARITY) and ahead of the next by
 is answered from the passages, not from a guessed relation."""
 from __future__ import annotations
 
+import threading
 import weakref
+from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -23,6 +25,7 @@ from symbolic.model import RelationSig
 # questions' best relation stays below 0.55.
 MIN_SIMILARITY = 0.65
 MARGIN = 0.10
+TEXTS_KEPT = 256
 
 
 class RelationNamer:
@@ -34,6 +37,9 @@ class RelationNamer:
         self.min_similarity = min_similarity
         self.margin = margin
         self._names: weakref.WeakKeyDictionary[RuleBase, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+        # a question is parsed twice (as written, then with what the facts show): embedded once
+        self._texts: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     def _vectors(self, rulebase: RuleBase) -> dict[str, np.ndarray]:
         """Relation -> its English names' vectors (label, aliases, id words), rows L2-normalised."""
@@ -54,9 +60,23 @@ class RelationNamer:
         if not sigs or CJK_RUN_RE.search(text) or not text.strip():
             return []
         vectors = self._vectors(rulebase)
-        query = self._embed([text])[0]
+        query = self._embedded(text)
         scored = [(float(np.max(vectors[sig.name] @ query)), sig) for sig in sigs if sig.name in vectors]
         return sorted(scored, key=lambda p: -p[0])
+
+    def _embedded(self, text: str) -> np.ndarray:
+        """``text``'s vector, from the last few texts embedded where it is one of them."""
+        with self._lock:
+            hit = self._texts.get(text)
+            if hit is not None:
+                self._texts.move_to_end(text)
+                return hit
+        vector = self._embed([text])[0]
+        with self._lock:
+            self._texts[text] = vector
+            while len(self._texts) > TEXTS_KEPT:
+                self._texts.popitem(last=False)
+        return vector
 
     def closest(self, text: str, sigs: Sequence[RelationSig], rulebase: RuleBase) -> tuple[RelationSig, float] | None:
         """The relation of ``sigs`` that ``text`` means, with its similarity: at least ``min_similarity``, and

@@ -55,7 +55,7 @@ def check_answer(question: str, answer: str, passages: Sequence[PassageLike], fa
     [n] markers cite) and the rules, and say what else keeps it from answering ``question``."""
     t = time.perf_counter()
     claims, mentions = read(answer)
-    answer, cited_by_us = attach_citations(answer, passages, own_mentions(mentions, question), values, claims)
+    answer, cited_by_us = attach_citations(answer, passages, own_mentions(mentions, question), values, claims, facts)
     if cited_by_us:   # the markers move the claims' citations: read them again from the cited text
         claims, mentions = read(answer)
     extract_s = time.perf_counter() - t

@@ -11,6 +11,7 @@ from pipeline.text.tables import column_at
 from pipeline.text.values import EvidenceValue, find_values
 from pipeline.lang import words
 from symbolic import Fact, RuleBase
+from symbolic.tables import typed_view
 from symbolic.values import parse_value
 
 # Evidence from a superseded document still counts, at this fraction of its certainty (DESIGN §3).
@@ -71,7 +72,10 @@ def extract_evidence(passages: Sequence[PassageLike], rulebase: RuleBase) -> tup
             except ValueError:
                 pass
         sents, paragraphs = sentences(p.text), blocks(p.text)
-        for value, _kind, s, e in find_values(p.text):
+        # values as the patterns read them: a table cell's bare number with its column header's unit
+        view = typed_view(p.text, getattr(p, "context_prefix", None))
+        for value, _kind, vs, ve in find_values(view.text):
+            s, e = view.original(vs), view.original(ve)
             values.append(EvidenceValue(value, p.text[s:e], p.doc_id, p.start + s, p.start + e, superseded,
                                         sentence_at(p.text, sents, s),
                                         column_at(p.text, s, getattr(p, "context_prefix", None)),

@@ -8,7 +8,7 @@ from pipeline.seams import PassageLike
 from pipeline.text.citations import cited_for, mask_citations
 from pipeline.text.entities import find_entities
 from pipeline.text.sentences import sentence_at, sentences
-from pipeline.text.values import ValueMention, find_values, unit_word
+from pipeline.text.values import ValueMention, find_values, periods, unit_word
 from symbolic import Claim, Fact, Provenance, RuleBase
 from symbolic.model import Const
 from symbolic.values import Quantity
@@ -29,8 +29,10 @@ def extract_claims(answer: str, passages: Sequence[PassageLike], rulebase: RuleB
     for s, e in names:
         unnamed[s:e] = " " * (e - s)
     values = []
-    for value, kind, s, e in find_values("".join(unnamed)):
-        if any(c.start <= s and e <= c.end for c in claims):
+    found = find_values("".join(unnamed))
+    period = periods(masked, found)
+    for value, kind, s, e in found:
+        if any(c.start <= s and e <= c.end for c in claims) or s in period:
             continue
         bare = isinstance(value, Quantity) and value.unit == ""
         values.append(ValueMention(value, kind, answer[s:e], s, e, cited_for((s, e), sents, answer, passages),

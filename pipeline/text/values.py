@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from pipeline.lang import alternation, words
+from pipeline.text.sentences import clause_around
 from pipeline.text.tables import Column
 from symbolic.values import VALUE_REGEX, Value, format_value, parse_value
 
@@ -121,3 +122,17 @@ def states_value(text: str, values: Sequence[object], value: object) -> bool:
     """Whether an answer (``text``, citations masked) states ``value``: among the values read from it, or as
     format_value writes it."""
     return any(v == value for v in values) or format_value(value).lower() in text.lower()
+
+
+def periods(text: str, found: Sequence[tuple[object, str, int, int]]) -> set[int]:
+    """The starts of the values of ``found`` (find_values' of ``text``) that are the period of an amount said
+    before them in their clause ("GBP 100 a year", "25 days of annual leave a year"): one unit of time written
+    with a word, not a number. They say how an amount is counted, and claim nothing of their own."""
+    out = set()
+    for value, kind, s, _e in found:
+        if kind != "duration" or not text[s:s + 1].isalpha() or getattr(value, "value", None) != 1:
+            continue
+        left, _right = clause_around(text, s, s)
+        if any(ks >= left and ke <= s and k in ("money", "duration", "quantity", "percent") for _v, k, ks, ke in found):
+            out.add(s)
+    return out

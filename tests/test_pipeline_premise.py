@@ -138,3 +138,25 @@ def test_the_question_is_answered_besides_its_corrected_premise(rb):
     assert r.status == "verified" and r.answer == (
         "That is not right: the business class minimum flight time for travel policy is 6 hours [2]. "
         "The rated payload for AX-200 is 200 kg [1]."), r.reason
+
+
+TRIP_RULES = r"""
+type plan "plan"
+entity plan wayfarer "Wayfarer"
+relation max_trip_length(p: plan, d: duration[day]) "maximum trip length"
+pattern PT: "{p:plan} ... {d:duration} trip" -> max_trip_length(p, d)
+pattern PM: "maximum trip length (of|for) {p:plan} is {d:duration}" -> max_trip_length(p, d)
+fact max_trip_length(wayfarer, "45 days")
+"""
+
+
+def test_a_case_within_a_limit_is_no_wrong_premise(tmp_path):
+    # blind/02 num-01, num-03: "a 10-day trip" was corrected by the 45-day maximum trip length
+    rb = rulebase_of(TRIP_RULES, tmp_path, "t.rules")
+    case = "How much does Wayfarer cost for a 10 day trip in Europe?"
+    assert premises(rb, case) == [("max_trip_length", ("wayfarer", Quantity(10, "day")))]
+    assert corrections(rb, case) == []
+    # past the limit, or a statement of the limit itself, is still corrected
+    assert [str(c.proof.value) for c in corrections(rb, "How much does Wayfarer cost for a 60 day trip?")] == ["45 days"]
+    wrong_limit = "Why is the maximum trip length for Wayfarer is 30 days?"
+    assert [str(c.proof.value) for c in corrections(rb, wrong_limit)] == ["45 days"]

@@ -12,6 +12,7 @@ from pipeline.question.naming import relation_names
 from symbolic import BackwardChainer, RuleBase
 from symbolic.cf import THRESHOLD
 from symbolic.model import Atom, RelationSig, Var, term_vars
+from symbolic.terms import EvalError, compare
 
 # The words that make a relation a limit, and which way: an upper bound (a maximum, a deadline, a window
 # to act within) or a lower one. A name with both, or neither ("warranty period", "probation"), is no limit
@@ -87,3 +88,16 @@ def refuted(chainer: BackwardChainer, goal: Goal, value: object) -> bool:
     a value the claim gives") put to the question's own value."""
     nodes = chainer.prove(goal.relation, (*goal.args, value))
     return any(n.cf <= -THRESHOLD for n in nodes) and not any(n.cf > THRESHOLD for n in nodes)
+
+
+def within_limit(sig: RelationSig, stated: object, limit: object, said: str) -> bool:
+    """Whether a value a question states (``stated``, in the words ``said``) sits within the limit the rules prove
+    for a limit relation (``limit``), as a case of it ("a 10-day trip" under a 45-day maximum), rather than
+    stating the limit itself ("the maximum trip is 60 days"): a case within its limit contradicts nothing."""
+    direction = limit_direction(sig)
+    if direction is None or _UPPER.search(said) or _LOWER.search(said):
+        return False
+    try:
+        return compare("<=", stated, limit) if direction == "upper" else compare(">=", stated, limit)
+    except (EvalError, TypeError, ValueError):      # values of two kinds: no case of that limit
+        return False

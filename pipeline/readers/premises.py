@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from pipeline.lang import alternation
+from pipeline.proof.limits import within_limit
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof
 from pipeline.question.answer_types import SITUATION, asking_clause
 from pipeline.question.focus import Goal, QuestionFocus, relation_label
@@ -78,9 +79,12 @@ def disproved_premises(focus: QuestionFocus, rulebase: RuleBase, evidence: Seque
         fact = claim.fact
         goal = Goal(fact.relation, tuple(fact.args[:-1]), 1.0)
         proof = best_proof(chainer, goal, margin)
-        if proof is not None and proof.value != fact.args[-1] \
-                and all(c.proof.goal != goal for c in out):
-            out.append(PremiseCorrection(claim, proof))
+        if proof is None or proof.value == fact.args[-1] or any(c.proof.goal == goal for c in out):
+            continue
+        sig = rulebase.relations.get(fact.relation)
+        if sig is not None and within_limit(sig, fact.args[-1], proof.value, claim.text):
+            continue        # "a 10-day trip" under a 45-day maximum: a case of the limit, not a wrong limit
+        out.append(PremiseCorrection(claim, proof))
     return out
 
 

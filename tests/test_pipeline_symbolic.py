@@ -563,3 +563,16 @@ pattern P_HEAT: "{site} ... 高温津贴 ... 每月 {x:money}" -> heat_allowance
     assert proved("我在成都车场工作了十二个月，高温津贴每月多少钱？") is None
     assert proved("成都车场的高温津贴发十二个月，一共多少钱？") is None
     assert proved("成都车场的高温津贴一年十二个月都发，每月 500 元对吗？") is None
+
+
+def test_a_relation_said_inside_a_longer_ones_name_does_not_answer_for_it(tmp_path):
+    # blind/02 un-02: "the escape of water excess on DriveWell" (stated for home cover only) was answered with
+    # DriveWell's standard excess, whose alias "excess" the longer name holds
+    rb = rulebase_of('type product "product"\nentity product drivewell "DriveWell"\nentity product homeshield "HomeShield"\n'
+                     'relation escape_of_water_excess(p: product, x: money[GBP]) "escape of water excess"\n'
+                     'relation standard_excess(p: product, x: money[GBP]) "standard excess" aka "excess"\n'
+                     'fact escape_of_water_excess(homeshield, "GBP 400")\nfact standard_excess(drivewell, "GBP 250")\n',
+                     tmp_path, "t.rules")
+    assert prove(parse_question("What is the escape of water excess on DriveWell?", rb), rb, []) is None
+    assert str(prove(parse_question("What is the excess on DriveWell?", rb), rb, []).value) == "250 GBP"
+    assert str(prove(parse_question("What is the escape of water excess on HomeShield?", rb), rb, []).value) == "400 GBP"

@@ -13,6 +13,7 @@ from pipeline.question.focus import Goal, QuestionFocus
 from pipeline.question.naming import relation_names
 from pipeline.seams import PassageLike
 from pipeline.text.periods import period_spans, periods
+from pipeline.text.script import is_chinese
 from pipeline.text.sentences import blanked, sentences
 from pipeline.text.terms import says_phrase
 from pipeline.text.values import find_values
@@ -130,6 +131,26 @@ def _names_used(goal: Goal, focus: QuestionFocus) -> int:
                                   if i not in goal.implied and isinstance(a, str) and a in named)
 
 
+def _said_span(sig: RelationSig, question: str) -> tuple[int, int] | None:
+    """Where ``question`` says the longest of the relation's names whole."""
+    text = " ".join(question.split())
+    spans = [m.span() for n in relation_names(sig) if n.strip()
+             for m in [re.search(r"(?<!\w)" + re.escape(" ".join(n.split())) + r"(?!\w)", text, re.IGNORECASE)
+                       if not is_chinese(n) else re.search(re.escape(n), text)] if m]
+    return max(spans, key=lambda s: s[1] - s[0]) if spans else None
+
+
+def _longest_said(goals: list[Goal], question: str, rulebase: RuleBase) -> list[Goal]:
+    """The goals whose name the question says, less those said only inside another's longer name: "the escape of
+    water excess" asks the escape-of-water excess, not the "excess" its words hold (a relation of another
+    attribute, which answered for it where the longer one proved nothing)."""
+    spans = [(g, _said_span(rulebase.relations[g.relation], question)) for g in goals]
+
+    def inside(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+        return a is not None and b is not None and b[0] <= a[0] and a[1] <= b[1] and a != b
+    return [g for g, span in spans if not any(inside(span, other) for h, other in spans if h is not g)]
+
+
 def _phrased(sig: RelationSig, question: str) -> bool:
     """One of the relation's names appears whole in ``question``, its words together."""
     text = " ".join(question.split())
@@ -170,7 +191,8 @@ def prove(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence[Fact], *,
     best = [g for g in best if _names_used(g, focus) == most]
     # and those the question names as a phrase: "the battery warranty on the robot" asks the battery warranty,
     # though "robot" and "warranty" make the robot warranty's name too
-    phrased = [g for g in best if _phrased(rulebase.relations[g.relation], focus.question)]
+    phrased = _longest_said([g for g in best if _phrased(rulebase.relations[g.relation], focus.question)],
+                            focus.question, rulebase)
     for goal in phrased or best:
         nodes = _proved(chainer, goal)
         if not nodes:

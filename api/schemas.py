@@ -79,8 +79,18 @@ class Usage(BaseModel):
     completion_tokens: int = 0
 
 
-class AskResponse(BaseModel):
+class _Served(BaseModel):
+    """What /ask and /verify both report of the state they answered from (one snapshot per request)."""
     model_config = ConfigDict(extra="allow")
+    conflicts: list[dict[str, Any]] = Field(
+        [], description="facts a source of lower authority (a note, a document the KB's register does not list) "
+                        "states against one of higher authority: left out of the evidence, never cancelling it")
+    rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
+                                      "files; one request sees one rule set, whatever reloads happen meanwhile)")
+    index_version: str | None = Field(None, description="the index version it was retrieved from")
+
+
+class AskResponse(_Served):
     answer: str
     status: Literal["verified", "regenerated", "flagged", "abstained"]
     citations: list[Citation] = []
@@ -106,12 +116,6 @@ class AskResponse(BaseModel):
         [], description="retrieved passages set apart because they address the model; never shown to it")
     explain: dict[str, Any] | None = Field(
         None, description="with `explain: true`: parse, goals, set_aside, claims, withheld (pipeline.loop.explanation)")
-    conflicts: list[dict[str, Any]] = Field(
-        [], description="facts a source of lower authority (a note, a document the KB's register does not list) "
-                        "states against one of higher authority: left out of the evidence, never cancelling it")
-    rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
-                                      "files; one request sees one rule set, whatever reloads happen meanwhile)")
-    index_version: str | None = Field(None, description="the index version it was retrieved from")
 
 
 # -- /verify ---------------------------------------------------------------------------------------
@@ -145,8 +149,7 @@ class VerifyRequest(_Strict):
         return v
 
 
-class VerifyResponse(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class VerifyResponse(_Served):
     answer: str = Field(description="as checked: with the [n] markers the verifier added where it cited none")
     status: Literal["verified", "flagged", "abstained"] = Field(
         description="verified: every claim holds, no rule is violated and it answers the question; abstained: "
@@ -162,12 +165,6 @@ class VerifyResponse(BaseModel):
     timings_ms: dict[str, float] = {}
     premise_corrections: list[dict[str, Any]] = []
     limit_breaches: list[dict[str, Any]] = []
-    conflicts: list[dict[str, Any]] = Field(
-        [], description="facts a source of lower authority (a note, a document the KB's register does not list) "
-                        "states against one of higher authority: left out of the evidence, never cancelling it")
-    rules_version: str | None = Field(None, description="the rule set this was checked against (a hash of its "
-                                      "files; one request sees one rule set, whatever reloads happen meanwhile)")
-    index_version: str | None = Field(None, description="the index version it was retrieved from")
     request_id: str | None = None
 
 

@@ -82,3 +82,16 @@ def test_a_proof_about_another_office_is_set_aside(rb, tmp_path):
         "Hangzhou office, and the question asks about Dublin office"]
     liu = gather("刘梅 Liu Mei 周末值班补贴是多少？", 5, FixedRetriever([HZ, GLOBAL, ORG]), zh, KBFactCache())
     assert liu.proof is not None and str(liu.proof.value) == "1000 CNY" and liu.out_of_scope == []
+
+
+def test_an_entity_that_is_the_document_itself_gives_it_no_scope(tmp_path):
+    # blind/03's author: "the on-call policy" named by a question set aside a proof from the Hangzhou supplement,
+    # an entity of the same type whose name is the supplement's whole title
+    from pipeline.evidence.scope import document_scope
+    rb = rulebase_of('type policy "policy"\nentity policy oncall "On-call policy"\n'
+                     'entity policy hz_supplement "Hangzhou HR supplement"\ntype site "site"\n'
+                     'entity site hangzhou "Hangzhou"\n', tmp_path)
+    supplement = FakePassage("hz.md", "x", heading_path=["Hangzhou HR supplement"])
+    assert document_scope(supplement, rb) == {}
+    about = FakePassage("hz2.md", "x", heading_path=["Hangzhou staff rules for the on-call rota, 2026 edition"])
+    assert document_scope(about, rb) == {"site": {"hangzhou"}}

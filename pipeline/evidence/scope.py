@@ -15,6 +15,8 @@ from pipeline.text.entities import find_entities
 from symbolic import Fact, RuleBase
 
 Scope = Mapping[str, frozenset[str]]      # entity type -> the entity ids of that type
+# an entity named by this share of a document's title (or more) is the document itself, not what it is about
+DOCUMENT_ITSELF = 0.6
 
 
 def _named(texts: Iterable[str | None], rulebase: RuleBase) -> dict[str, frozenset[str]]:
@@ -53,8 +55,17 @@ def relation_scope(relation: str, rulebase: RuleBase) -> Scope:
 
 
 def document_scope(passage: PassageLike, rulebase: RuleBase) -> Scope:
-    """The entities the document's subject (front matter, title or first heading) names."""
-    return _named([document_subject(passage)], rulebase)
+    """The entities the document's subject (front matter, title or first heading) names, less an entity that is the
+    document itself (its name most of the title: "杭州国际诊所人事补充规定" the policy): a question naming another
+    policy ("the on-call policy") may be answered from a supplement to it."""
+    subject = document_subject(passage) or ""
+    size = len("".join(subject.split()))
+    out: dict[str, set[str]] = {}
+    for m in find_entities(subject, rulebase):
+        if size and len("".join(m.text.split())) >= DOCUMENT_ITSELF * size:
+            continue
+        out.setdefault(m.type, set()).add(m.entity_id)
+    return {t: frozenset(ids) for t, ids in out.items()}
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,7 @@ def main() -> int:
     ap.add_argument("--model", default=None)
     ap.add_argument("--quantization", default="auto")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--index", default=None, help="index folder (default: next to the KB)")
     ap.add_argument("--tape", type=Path)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("RUN_A", "RUN_B"))
@@ -141,7 +142,7 @@ def main() -> int:
     tape = TapeGenerator(args.tape, args.model, args.quantization)
     ds = load_dataset(args.dataset, "system")
     support = read_support(args.kb, ds.items)  # type: ignore[arg-type]
-    setup = build_system(args.kb, args.rules, args.model, index_dir=None, seed=args.seed, generator=tape)
+    setup = build_system(args.kb, args.rules, args.model, index_dir=args.index, seed=args.seed, generator=tape)
     summary = run_eval(RunSpec(ds, args.out, None, args.seed, setup.describe, progress=False),
                        SystemProcessor(setup.ask, support, setup.read_facts))
     print(json.dumps({"n": summary["n"], "headline": summary["headline"]}, ensure_ascii=False))

@@ -91,3 +91,27 @@ def test_chinese_row_labels_are_found_inside_chinese_sentences():
     assert other_row_named("杭州是二类城市，住宿标准每晚 700 元。", seven, ev) is not None
     assert other_row_named("上海是一类城市，住宿标准每晚 700 元。", seven, ev) is None
     assert other_row_named("住宿标准每晚 700 元。", seven, ev) is None
+
+
+def test_a_value_counted_per_another_unit_is_another_measure():
+    # blind/02 ans-02 with the 135M model and no rule files: "costs £1,000 per year" was verified by the add-on's
+    # call-out limit "GBP 1,000 per call-out"; its premium is GBP 100 a year
+    addon = FakePassage("products/homeshield.md", "| Add-on | Annual premium (GBP) |\n|---|---|\n| Home emergency | 100 |\n\n"
+                        "The home emergency add-on pays up to GBP 1,000 per call-out for a contractor.", 0.9)
+    ev = _evidence(addon)
+    cited = lambda m: ValueMention(m.value, m.kind, m.text, m.start, m.end, ["products/homeshield.md"], m.context)
+    [report] = check_values([cited(_mention("The home emergency add-on costs £1,000 per year.", "£1,000"))], ev)
+    assert report.verdict == "unsupported"
+    assert "per call-out" in report.explanation and "per year" in report.explanation
+    # the same unit, or none said on either side, still grounds it
+    [report] = check_values([cited(_mention("The add-on pays GBP 1,000 per call-out.", "GBP 1,000"))], ev)
+    assert report.verdict == "supported"
+    [report] = check_values([cited(_mention("The add-on pays up to £1,000.", "£1,000"))], ev)
+    assert report.verdict == "supported"
+
+
+def test_the_unit_after_per_need_not_be_a_known_period():
+    from pipeline.text.periods import periods
+    assert periods("pays up to GBP 1,000 per call-out") == {"call-out"}
+    assert periods("USD 5,000 per claims, EUR 20 per annum") == {"claim", "year"}
+    assert periods("5 per cent, as per the handbook, per capita") == set()

@@ -48,3 +48,14 @@ def test_a_claim_an_evidence_fact_states_is_cited_to_its_source():
         (answer + " [2]", [2])
     other = Claim(Fact("reports_to", ("jamie", "ann"), 1.0, Provenance("answer")), "reports to Ann", 0, 30)
     assert attach_citations(answer, [org], [], [], [other], [fact]) == (answer, [])      # no fact states it
+
+
+def test_the_ordinal_of_a_heading_or_list_item_is_no_value():
+    # blind/02 mh-07 with the 135M model: an answer echoing a Chinese heading "# 三、..." was verified by its "三"
+    from pipeline.text.values import find_values
+    assert find_values("# 三、立案确认时限") == []
+    assert [v[0].value for v in find_values("Rhona Baird's sources: (zh/shanghai.md) # 三、立案确认时限")] == []
+    assert [v for v in find_values("## 4. Limits\n2. Scope\n(3) claims")] == []
+    # a number inside a sentence, or one that is a value, still reads
+    assert [v[0].value for v in find_values("The answer is 3. Next")] == [3.0]
+    assert [v[0].value for v in find_values("1. Employees get 25 days")] == [25.0]

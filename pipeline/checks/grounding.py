@@ -8,6 +8,7 @@ from pipeline.evidence.passage_facts import SUPERSEDED_CF_FACTOR
 from pipeline.proof.calculation import Calculation, computed_by
 from pipeline.readers.vocabulary import name_score
 from pipeline.seams import PassageLike
+from pipeline.text.periods import around, periods
 from pipeline.text.terms import content_terms, shares_context
 from pipeline.text.values import EvidenceValue, ValueMention
 from pipeline.types import ClaimReport, Verdict, Violation
@@ -67,6 +68,9 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
         crossed = [(ev, other) for ev in hits
                    if (other := crossed_by(m.context, ev, evidence) or other_row_named(m.context, ev, evidence))]
         hits = [ev for ev in hits if all(ev is not c for c, _o in crossed)]
+        # a value counted per another unit ("GBP 1,000 per call-out" said as "£1,000 per year") is another measure
+        per_other = [ev for ev in hits if counted_per_other(m, ev)]
+        hits = [ev for ev in hits if ev not in per_other]
         cited = [ev for ev in hits if ev.doc_id in m.cited]
         off_topic = []
         if not cited:
@@ -98,6 +102,11 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
                 ev, other = crossed[0]
                 why = (f"{ev.doc_id} states {m.text!r} for {label_of(ev)!r}; the answer says it of what "
                        f"{label_of(other)!r} labels") + (f"; the documents state {said}" if said else "")
+            if per_other and not crossed and not off_topic:
+                ev = per_other[0]
+                why = (f"{ev.doc_id} states {ev.text!r} per {', '.join(sorted(_per(ev.context, ev.text)))}; the answer "
+                       f"counts {m.text!r} per {', '.join(sorted(_per(m.context, m.text)))}") + \
+                      (f"; the documents state {said}" if said else "")
             if off_topic:
                 why = (f"{off_topic[0].doc_id} states {m.text!r} only in {off_topic[0].context.strip()!r}, which shares "
                        f"no word with the answer's sentence, and the answer does not cite it") + \
@@ -105,6 +114,19 @@ def check_values(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVa
             reports.append(ClaimReport(m.text, m.start, m.end, "value", "unsupported", 0.0, [], why, m.cited, "value",
                                        [_ev_dict(ev) for ev in shown[:4]], "value"))
     return reports
+
+
+def _per(context: str, text: str) -> set[str]:
+    """The units a value written ``text`` in ``context`` is counted per ("per night", "per call-out")."""
+    at = context.find(text)
+    return periods(around(context, at, at + len(text))) if at >= 0 else set()
+
+
+def counted_per_other(m: ValueMention, ev: EvidenceValue) -> bool:
+    """Whether the answer counts ``m`` per one unit and its source counts the same value ``ev`` per others only."""
+    said = _per(m.context, m.text)
+    stated = _per(ev.context, ev.text) if said else set()
+    return bool(said and stated and not said & stated)
 
 
 def _computed_report(m: ValueMention, calculations: Sequence[Calculation]) -> ClaimReport | None:

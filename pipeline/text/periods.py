@@ -18,6 +18,12 @@ _PER_EN = re.compile(rf"\b(?:{'|'.join(_EN.words('text.per_words'))})\s+"
                      rf"(?:{'|'.join(_EN.words('text.period_qualifiers'))}\s+)?({'|'.join(_EN_PERIOD)})s?\b",
                      re.IGNORECASE)
 PER_ZH = re.compile(rf"{'|'.join(_ZH.words('text.per_words'))}({'|'.join(ZH_PERIOD)})")
+# "per call-out", "per claim": after an open per word any word that is not a stop word names the unit counted per
+# (lang/en/text.toml open_per_words): the unit of a value need not be one of period_nouns to tell two apart
+_PER_EN_OPEN = re.compile(rf"\b(?:{'|'.join(_EN.words('text.open_per_words')) or '(?!)'})\s+"
+                          rf"(?:{'|'.join(_EN.words('text.period_qualifiers'))}\s+)?([a-z][a-z-]*[a-z])\b",
+                          re.IGNORECASE)
+_NOT_PER_UNITS = frozenset(_EN.words("text.not_per_units")) | frozenset(_EN.words("text.stop_words"))
 
 # "annual", "weekly", and a whole period a total is counted over (lang/zh/text.toml whole_period): a period said
 # without "per"
@@ -32,9 +38,20 @@ def periods(text: str) -> set[str]:
     """The periods ``text`` counts in: "per day", "a month", "annual", and their Chinese words ("every night",
     "the whole year")."""
     out = {_EN_PERIOD.get(w, w) for w in (m.group(1).lower() for m in _PER_EN.finditer(text))}
+    out |= {_open_unit(w) for w in (m.group(1).lower() for m in _PER_EN_OPEN.finditer(text))
+            if w not in _NOT_PER_UNITS}
     out |= {_EN_PERIOD_WORD[m.group(1).lower()] for m in _PER_EN_WORD.finditer(text)}
     out |= {ZH_PERIOD[m.group(1) or m.group(2)] for m in _PER_ZH_WHOLE.finditer(text)}
     return out | {ZH_PERIOD[m.group(1)] for m in PER_ZH.finditer(text)}
+
+
+def _open_unit(word: str) -> str:
+    """The unit an open per word counts in: a period noun's id ("per days" is "day"), else the word itself in the
+    singular ("per claims" is "claim")."""
+    for w in (word, word[:-1] if word.endswith("s") else word):
+        if w in _EN_PERIOD:
+            return _EN_PERIOD[w]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def whole_periods(text: str) -> set[str]:

@@ -57,7 +57,7 @@ def collect_documents(kb: Path, limits: LoadLimits | None, prev: Snapshot | None
             on_progress("reading", i + 1, len(todo))
     if paths is not None and prev is not None:
         # kept as indexed; what the whole KB derives (supersession, the register) is worked out again
-        docs += [Document(replace(m, superseded_by=None, listed=None), prev.texts[d])
+        docs += [Document(replace(m, superseded_by=None, superseded_why=None, listed=None), prev.texts[d])
                  for d, m in prev.docs.items() if not named(d, paths)]
         refused += [(str(p), str(r)) for p, r in prev.manifest.get("skipped", []) if not named(str(p), paths)]
         docs.sort(key=lambda d: d.meta.doc_id)

@@ -26,6 +26,7 @@ class DocumentMeta:
     page_starts: list[int] | None = None  # PDF: char offset in text where page i+1 begins
     subject: str | None = None        # front matter `subject:`: what the document is about (a product, an office)
     listed: bool | None = None        # named by the KB's register (retrieval/register.py); None: the KB has none
+    superseded_why: str | None = None  # what marks it superseded: "front matter of X" or "banner: '...'"
 
 
 @dataclass
@@ -80,6 +81,7 @@ class Passage:
     quarantine: str | None = None      # set only when search(include_quarantined=True) returns it
     subject: str | None = None         # the document's front matter `subject:` (None: not stated)
     listed: bool | None = None         # False: the KB's register does not list its document (lower authority)
+    superseded_why: str | None = None  # what marks its document superseded (front matter of another, its banner)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from .embedder import Embedder, get_embedder
 from .errors import DocumentError, InvalidQueryError
 from .faiss_backend import FaissBackend
 from .ingest import check_embedder
-from .records import Passage
+from .records import DocumentMeta, Passage
 from .snapshot import Snapshot
 from .store import current_version_dir
 
@@ -170,7 +170,8 @@ class Retriever:
                        supersedes=m.supersedes, superseded=m.superseded_by is not None,
                        superseded_by=m.superseded_by, score=score, vector_score=vscore, bm25_score=bscore,
                        context_prefix=c.context_prefix, authority=m.authority, page_start=c.page_start,
-                       page_end=c.page_end, quarantine=c.quarantine, subject=m.subject, listed=m.listed)
+                       page_end=c.page_end, quarantine=c.quarantine, subject=m.subject, listed=m.listed,
+                       superseded_why=_superseded_why(m))
 
 
 def _faiss(snap: Snapshot) -> FaissBackend:
@@ -190,3 +191,10 @@ def open_vectors(snap: Snapshot, index_dir: Path) -> VectorBackend:
     db.bind([point_id(snap.docs[c.doc_id].sha256, c.chunk_id, snap.manifest.get("chunker_version", CHUNKER_VERSION))
              for c in snap.chunks])
     return db
+
+
+def _superseded_why(m: DocumentMeta) -> str | None:
+    """What marks ``m`` superseded; an index written before the reason was kept derives it from the banner."""
+    if m.superseded_by is None:
+        return None
+    return m.superseded_why or (f"banner: {m.banner!r}" if m.banner else f"front matter of {m.superseded_by}")

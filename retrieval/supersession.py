@@ -29,6 +29,34 @@ _ZH_SUBJECT = re.compile(r"(?:[本此该](?:文件|制度|办法|规定|政策|�
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？；]|\n(?!>)")
 
 
+# A line that defines a term: list or quote marks, the term (emphasis allowed), then what separates a term from its
+# definition. Group "sep" is that separator: the entries of one glossary share it.
+_DEFINITION = re.compile(r"[ \t>*_#|-]*(?:\*\*|__)?[^\W\d][\w ()/-]{0,40}?(?:\*\*|__)?[ \t]*"
+                         r"(?P<sep>[:：—–|]|[ \t]-[ \t])")
+
+
+def _line_at(text: str, pos: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return start, len(text) if end < 0 else end
+
+
+def _defines_a_term(text: str, pos: int) -> bool:
+    """Whether the keyword at ``pos`` is a term a glossary or status list defines ("**Superseded** — a document
+    that has been replaced ...", "- Superseded: replaced by a newer version."): its line defines a term, and so
+    does another line near it, with the same separator. A banner stands alone; a definition has siblings."""
+    start, end = _line_at(text, pos)
+    own = _DEFINITION.match(text, start, end)
+    if own is None or own.end("sep") <= pos:
+        return False
+    lines = [_line_at(text, p) for p in range(max(0, start - 400), min(len(text), end + 400))]
+    for s, e in sorted(set(lines)):
+        if s != start and (m := _DEFINITION.match(text, s, e)) and m.group("sep") == own.group("sep") \
+                and text[s:e].strip():
+            return True
+    return False
+
+
 def _sentence_start(text: str, pos: int, floor: int) -> int:
     ends = [m.end() for m in _SENTENCE_END.finditer(text, floor, pos)]
     return ends[-1] if ends else floor
@@ -43,7 +71,7 @@ def find_banner(text: str, body_start: int) -> tuple[str, str | None] | None:
             prefix = text[s:m.start()]
             label = _LABEL.match(prefix)
             assert label is not None  # every part of _LABEL is optional: it matches any text
-            if not subject.fullmatch(prefix[label.end():].strip()):
+            if not subject.fullmatch(prefix[label.end():].strip()) or _defines_a_term(text, m.start()):
                 continue
             stop = _SENTENCE_END.search(text, m.end())
             stop_at = stop.start() if stop else len(text)
@@ -117,5 +145,7 @@ def link_supersedes(docs: list[Document], report: IngestReport) -> None:
                                    f"{m.superseded_by}; the front matter wins")
     # `how` names superseded documents only: each has its superseded_by
     report.superseded = sorted((d, cast(str, by_id[d].superseded_by), h) for d, h in how.items())
+    for d, h in how.items():
+        by_id[d].superseded_why = h
     for w in report.warnings:
         log.warning(w)

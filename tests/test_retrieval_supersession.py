@@ -104,3 +104,34 @@ def test_cli_ingest_prints_superseded(kb_index):
     assert out.returncode == 0, out.stderr
     assert "superseded: hr/leave_2024.md by hr/leave_2025.md (banner: 'Superseded by leave_2025.md.')" in out.stdout
     assert "superseded: travel/2023.md by travel/2025.md" in out.stdout
+
+
+@pytest.mark.parametrize("text", [
+    # a glossary near the top defines the word; its entry is no banner of the document (issue 48, item 5)
+    "# Index\n\n## Glossary\n\n**Current** — a document in force today.\n\n"
+    "**Superseded** — a document that has been replaced by a newer version.\n\n**Draft** — not yet approved.",
+    "Status definitions:\n- Current: in force.\n- Superseded: replaced by a newer version.\n"
+    "- Withdrawn: no longer in force.\n",
+])
+def test_a_status_glossary_is_no_banner(text):
+    assert find_banner(text, 0) is None
+
+
+@pytest.mark.parametrize("text", [
+    # a banner written like a definition stands alone: no sibling entry defines another term
+    "> **SUPERSEDED** — This version was replaced by the On-call policy v2 on 1 January 2025.\n\n# On-call\n\nBody.",
+    "SUPERSEDED: see hr/new.md.\n\n# Old\n\nBody",
+])
+def test_a_banner_shaped_like_a_definition_still_counts(text):
+    assert find_banner(text, 0) is not None
+
+
+def test_search_says_why_a_document_counts_as_superseded(kb_index, capsys):
+    from api.cli import main
+    kb, idx, _report = kb_index
+    assert main(["search", "hotel limit", "--index", str(idx), "--json", "--top-k", "10"]) == 0
+    import json
+    got = {p["doc_id"]: p["superseded_why"] for p in json.loads(capsys.readouterr().out)}
+    assert got["travel/2023.md"] == ("banner: 'Note: This policy has been superseded by the Travel Policy "
+                                     "(2025 edition).'")
+    assert got["travel/2025.md"] is None

@@ -21,8 +21,9 @@ def test_facts_name_their_pattern_and_the_line_that_states_them(capsys):
     assert "Tier 1" in line and "180" in line
     assert {f["relation"] for f in out["facts"]} == {"hotel_limit_per_night"}
     assert out["per_pattern"]["EN_HOTEL_ROW"] >= 6            # three tiers in each policy version
-    assert {"doc_id": "finance/travel_expense_2023.md",
-            "superseded_by": "finance/travel_expense_2025.md"} in out["superseded"]
+    [old] = [s for s in out["superseded"] if s["doc_id"] == "finance/travel_expense_2023.md"]
+    assert old["superseded_by"] == "finance/travel_expense_2025.md"
+    assert old["why"] == "front matter of finance/travel_expense_2025.md"
 
 
 def test_the_text_report_lists_facts_counts_and_what_was_not_read(capsys):
@@ -30,7 +31,8 @@ def test_the_text_report_lists_facts_counts_and_what_was_not_read(capsys):
     out = capsys.readouterr().out
     assert "finance/travel_expense_2025.md:" in out and "[EN_HOTEL_ROW]" in out
     assert "facts per pattern: " in out and "use a relation's words but gave no fact:" in out
-    assert "superseded: finance/travel_expense_2023.md (by finance/travel_expense_2025.md)" in out
+    assert ("superseded: finance/travel_expense_2023.md (by finance/travel_expense_2025.md; front matter of "
+            "finance/travel_expense_2025.md)") in out
 
 
 def test_unread_sentences_are_those_using_a_relations_words_with_a_value(tmp_path, capsys):

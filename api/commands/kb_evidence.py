@@ -41,7 +41,7 @@ def kb_passages(kb_dir: str | Path) -> list[Passage]:
                                effective_date=m.effective_date, supersedes=m.supersedes,
                                superseded=m.superseded_by is not None, superseded_by=m.superseded_by, score=0.0,
                                context_prefix=c.context_prefix, authority=m.authority, quarantine=c.quarantine,
-                               subject=m.subject))
+                               subject=m.subject, listed=m.listed, superseded_why=m.superseded_why))
     return out
 
 

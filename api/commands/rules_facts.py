@@ -114,10 +114,11 @@ def read_kb(rb: RuleBase, kb: str | Path, wanted: set[str]) -> dict[str, Any]:
         for off, unit, cell in typed_view(p.text, p.context_prefix).conflicts:
             warnings.append(f"{p.doc_id}:{_line(p, p.start + off)}: the cell {cell!r} has its own unit; its column "
                             f"header says {unit}: read as the cell writes it")
-    superseded = sorted({(p.doc_id, p.superseded_by) for p in passages if p.superseded})
+    superseded = sorted({(p.doc_id, p.superseded_by, p.superseded_why) for p in passages if p.superseded})
     return {"kb": str(kb), "documents": len({p.doc_id for p in passages}), "chunks": len(passages),
             "facts": rows, "per_pattern": dict(per_pattern.most_common()), "patterns_reading_nothing": silent,
-            "unread": unread, "warnings": warnings, "superseded": [{"doc_id": d, "superseded_by": by} for d, by in superseded],
+            "unread": unread, "warnings": warnings, "superseded": [{"doc_id": d, "superseded_by": by, "why": why}
+                                                                        for d, by, why in superseded],
             "quarantined": sorted({p.doc_id for p in passages if p.quarantine})}
 
 
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"{out['kb']}: {out['documents']} documents, {out['chunks']} chunks; {len(out['facts'])} facts read")
     for s in out["superseded"]:
-        print(f"superseded: {s['doc_id']} (by {s['superseded_by']}): its facts count at half their CF")
+        print(f"superseded: {s['doc_id']} (by {s['superseded_by']}; {s['why']}): its facts count at half their CF")
     for d in out["quarantined"]:
         print(f"quarantined (never evidence): {d}")
     for w in out["warnings"]:

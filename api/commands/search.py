@@ -47,7 +47,7 @@ def handler(args: argparse.Namespace) -> int:
     if not passages:
         print("no passages found")
     for rank, p in enumerate(passages, 1):
-        flag = f"  [superseded by {p.superseded_by}]" if p.superseded else ""
+        flag = f"  [superseded by {p.superseded_by}: {p.superseded_why}]" if p.superseded else ""
         where = " > ".join(p.heading_path)
         print(f"[{rank}] {p.doc_id}:{p.start_line}-{p.end_line}  score={p.score:.4f}{flag}")
         if where:

@@ -56,7 +56,7 @@ def test_a_one_item_amount_does_not_answer_a_total(rb, question, answer, answere
 
 @pytest.mark.parametrize("answer, expected", [
     ("The reefer unit surcharge per trailer per day is 2.8 L of diesel per hour. [2]", {"hour"}),
-    ("The surcharge is EUR 16 per trailer per day [1].", {"day"}),
+    ("The surcharge is EUR 16 per trailer per day [1].", {"trailer", "day"}),   # any word after "per" is a unit
     ("每晚 700 元，3 晚最多报销 2,100 元", {"night"}),
     ("Allowance: EUR 31 per night and EUR 17.50 per day.", {"night", "day"}),
     ("The hotel limit is EUR 180 [1].", set()),

@@ -16,6 +16,14 @@ _TOKEN = re.compile(r"\\.|" + PLACEHOLDER.pattern, re.DOTALL)
 _GAP = r"(?:(?!\.\s|\n[ \t]*(?:\n|[|#*>+-]|\d+[.)]))[^。！？!?]){0,80}?"
 
 
+# What a space in a plain pattern matches: white space and Markdown emphasis around it ("paid at **GBP 38 per hour**",
+# "| **Tier 1** | EUR 180 |"), which a reader does not see; and between a placeholder and the text next to it,
+# where the author wrote no space, the same ("价格是{x:money}" reads "价格是 8,800 元": Chinese writers put no space
+# in a pattern, and documents often put one before a number).
+_SPACE = r"(?:\s|\*\*?|__?)*"
+_JUNCTION = r"(?:[ \t]|\*\*?|__?)*"
+
+
 def normalise_name(text: str) -> str:
     return " ".join(re.split(r"[\s\-_]+", text.strip().lower())).strip()
 
@@ -73,11 +81,19 @@ def _literal(text: str, offset: int = 0) -> str:
         if ch.isspace():
             while i < len(text) and text[i].isspace():
                 i += 1
-            out.append(r"\s*")
+            out.append(_SPACE)
             continue
         out.append({"(": "(?:", ")": ")", "|": "|", "[": "(?:", "]": ")?"}.get(ch, re.escape(ch)))
         i += 1
     return "".join(out)
+
+
+def _joined(text: str, start: int, end: int, after_placeholder: bool, before_placeholder: bool) -> str:
+    """``text[start:end]`` as a regex, with _JUNCTION on each side that meets a placeholder with no space written."""
+    piece = text[start:end]
+    head = _JUNCTION if after_placeholder and piece and not piece[:1].isspace() else ""
+    tail = _JUNCTION if before_placeholder and piece and not piece[-1:].isspace() else ""
+    return head + _literal(piece, start) + tail
 
 
 def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_types: set[str]) -> CompiledPattern:
@@ -86,7 +102,7 @@ def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_t
     out, pos = [], 0
     phs = [t for t in _TOKEN.finditer(p.text) if not t.group(0).startswith("\\")]
     for k, ph in enumerate(phs):
-        out.append(p.text[pos:ph.start()] if p.regex else _literal(p.text[pos:ph.start()], pos))
+        out.append(p.text[pos:ph.start()] if p.regex else _joined(p.text, pos, ph.start(), k > 0, True))
         name, ptype = ph.group(1), ph.group(2) or ph.group(1)
         group = f"g{k}"
         if ptype in aliases_by_type:
@@ -106,7 +122,7 @@ def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_t
         captures.append(Capture(name, ptype, group))
         out.append(f"(?P<{group}>{body})")
         pos = ph.end()
-    out.append(p.text[pos:] if p.regex else _literal(p.text[pos:], pos))
+    out.append(p.text[pos:] if p.regex else _joined(p.text, pos, len(p.text), bool(phs), False))
     try:
         regex = re.compile("".join(out), re.IGNORECASE)
     except re.error as exc:

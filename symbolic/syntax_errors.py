@@ -66,7 +66,11 @@ def syntax_error(exc: UnexpectedInput, path: str, text: str, at_end: bool = True
         else:
             wanted = _describe_expected(exc.expected)
         msg = f"unexpected {shown}; expected {wanted}"
-        if tok.type in ("RULE", "GOAL", "FACT", "PATTERN", "ENTITY", "RELATION") and "THEN" in exc.expected:
+        before = text[:tok.start_pos] if tok.start_pos is not None else ""
+        if (tok.type == "STRING" or str(tok) == "aka") and before.rstrip().endswith("unique"):
+            msg = (f'unexpected {shown} after `unique`: `unique` comes after the label and its aka names '
+                   '(relation r(a: t, b: u) "label" aka "other name" unique)')
+        elif tok.type in ("RULE", "GOAL", "FACT", "PATTERN", "ENTITY", "RELATION") and "THEN" in exc.expected:
             msg += " (is 'then …' missing from the rule above?)"
         else:
             msg += hint_for(str(tok), tok.type, "RULE" in exc.expected)

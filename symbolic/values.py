@@ -21,7 +21,7 @@ def _num(x: float) -> str:
     return f"{x:g}" if abs(x) < 1e15 else str(x)
 
 
-_WORD_UNITS = {"minute", "hour", "day", "week", "month", "year", "workday", "business hour"}
+_WORD_UNITS = {"minute", "hour", "day", "week", "month", "year", "workday", "business hour", "mile"}
 
 
 @dataclass(frozen=True, eq=False)

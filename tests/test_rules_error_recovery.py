@@ -53,6 +53,11 @@ def test_load_reports_them_all_with_carets(tmp_path):
     ('type t\nrelation p(t, duration)\nfact p(x, 5 dyas)\n', "unknown unit 'dyas' (did you mean 'days'?"),
     ('type t\nrelation q(t)\nrelation p(t)\nrule R "m": if q(?x) adn p(?x) then violation "v"\n',
      "unexpected 'adn'"),
+    # blind/03's author wrote `unique` before the label (issue 48)
+    ('type person\nrelation reports_to(a: person, b: person) unique "line manager" aka "manager"\n',
+     "2:50: unexpected a quoted text after `unique`: `unique` comes after the label and its aka names"),
+    ('type person\nrelation reports_to(a: person, b: person) unique aka "manager"\n',
+     "unexpected 'aka' after `unique`"),
 ])
 def test_did_you_mean(tmp_path, source, phrase):
     (tmp_path / "x.rules").write_text(source)

@@ -51,6 +51,29 @@ def test_unread_sentences_are_those_using_a_relations_words_with_a_value(tmp_pat
     assert [(u["line"], u["relations"]) for u in out["unread"]] == [(5, ["annual_leave"])]   # not the valueless one
 
 
+
+def test_a_fact_from_a_note_says_it_never_verifies_on_its_own(tmp_path, capsys):
+    # blind/03's author (obstacle 12): a note's facts were listed like any other
+    (tmp_path / "r.rules").write_text(
+        'type office "office"\nentity office dublin "Dublin"\n'
+        'relation annual_leave(o: office, d: duration) "annual leave"\n'
+        'pattern PL: "{o:office} staff get {d:duration} of annual leave" -> annual_leave(o, d)\n', encoding="utf-8")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "policy.md").write_text("# Leave\n\nDublin staff get 23 days of annual leave.\n", encoding="utf-8")
+    (kb / "note.md").write_text("---\nauthority: note\n---\n# Huddle\n\nDublin staff get 30 days of annual leave.\n",
+                                encoding="utf-8")
+    assert main(["rules", "facts", str(tmp_path / "r.rules"), "--kb", str(kb), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sorted((f["fact"], f["standing"]) for f in out["facts"]) == [("annual_leave(dublin, 23 days)", 2),
+                                                                        ("annual_leave(dublin, 30 days)", 0)]
+    assert main(["rules", "facts", str(tmp_path / "r.rules"), "--kb", str(kb)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [note] = [ln for ln in lines if "30 days)" in ln]
+    assert "never verifies a claim on its own" in note
+    assert not any("never verifies" in ln for ln in lines if "23 days)" in ln)
+
+
 def test_bad_input_is_a_clear_error(tmp_path, capsys):
     assert main(["rules", "facts", RULES, "--kb", str(tmp_path / "nowhere")]) == 2
     assert "--kb" in capsys.readouterr().err

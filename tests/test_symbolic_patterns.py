@@ -130,3 +130,19 @@ pattern R: re"{p:person}\\s+reports\\s+to\\s+{q:person}" -> reports_to(p, q)
     # one person named: the gap reads from them as before
     assert found(rb, "Sun Peng works at the Chengdu depot.") == [
         ("person_location(sun, chengdu)", "Sun Peng works at the Chengdu depot")]
+
+
+def test_emphasis_and_a_space_the_author_did_not_write_do_not_stop_a_pattern(tmp_path):
+    # blind/03's author had to write [**] into 9 patterns and spaces into Chinese ones (issue 48)
+    rb = rb_with(tmp_path, 'pattern T1: "hotel in {city} is capped at {x:money} a night" -> hotel_limit(city, x)',
+                 'pattern T2: "{city}的酒店上限为{x:money}" -> hotel_limit(city, x)',
+                 r'pattern T3: "\| {city} \| {x:money} \|" -> hotel_limit(city, x)')
+    assert [f for f, _ in found(rb, "The hotel in Berlin is capped at **300 元 a night**.")] == \
+        ["hotel_limit(berlin, 300 CNY)"]
+    assert [f for f, _ in found(rb, "The hotel in __Berlin__ is capped at *300 元* a night.")] == \
+        ["hotel_limit(berlin, 300 CNY)"]
+    assert [f for f, _ in found(rb, "上海的酒店上限为 500 元。")] == ["hotel_limit(shanghai, 500 CNY)"]
+    assert [f for f, _ in found(rb, "| **Shanghai** | 500 元 |")] == ["hotel_limit(shanghai, 500 CNY)"]
+    # but other words still stop it
+    assert found(rb, "The hotel in Berlin is capped at roughly 300 元 a night.") == []
+    assert found(rb, "上海的酒店上限通常为 500 元。") == []

@@ -117,3 +117,12 @@ def test_hyphens_that_are_not_minus_signs(text, expected):
 def test_a_euro_pallet_is_counted_not_paid(text, expected):
     from pipeline.text.values import find_values
     assert [(kind, text[s:e]) for _v, kind, s, e in find_values(text)] == expected
+
+
+def test_miles_are_a_length():
+    # blind/03's author (obstacle 7) had to type mileage as a bare number
+    from symbolic.values import format_value
+    assert parse_value("12 miles") == parse_value("19.312128 km")
+    assert parse_value("5 英里") == parse_value("5 miles")
+    assert parse_value("1 mile") < parse_value("2 km") < parse_value("2 miles")
+    assert format_value(parse_value("12 miles")) == "12 miles" and format_value(parse_value("1 mile")) == "1 mile"

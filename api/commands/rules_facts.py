@@ -87,7 +87,7 @@ def read_kb(rb: RuleBase, kb: str | Path, wanted: set[str]) -> dict[str, Any]:
         rows.append({"fact": str(f), "relation": f.relation, "pattern": prov.rule_id or PROPERTY_ROWS,
                      "doc_id": prov.doc_id, "line": _line(p, start) if p else None,
                      "text": " ".join(p.text[start - p.start:end - p.start].split()) if p else "",
-                     "superseded": prov.superseded, "authority": prov.authority})
+                     "superseded": prov.superseded, "authority": prov.authority, "standing": prov.standing})
     per_pattern = Counter(r["pattern"] for r in rows)
     silent = sorted(cp.pattern.id for cp in rb.patterns
                     if cp.pattern.id not in per_pattern and (not wanted or cp.pattern.atom.relation in wanted))
@@ -122,6 +122,11 @@ def read_kb(rb: RuleBase, kb: str | Path, wanted: set[str]) -> dict[str, Any]:
             "quarantined": sorted({p.doc_id for p in passages if p.quarantine})}
 
 
+# What a fact's standing (pipeline.evidence.passage_facts.standing) means for the answers it may verify
+_STANDING_FLAG = {0: " [a note or draft (authority): never verifies a claim on its own]",
+                  1: " [not in the KB's register: outranked by a listed document that says otherwise]"}
+
+
 def run(args: argparse.Namespace) -> int:
     from symbolic import RuleError, load_rulebase
 
@@ -150,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     for w in out["warnings"]:
         print(f"warning: {w}")
     for r in out["facts"]:
-        flag = " [superseded]" if r["superseded"] else ""
+        flag = (" [superseded]" if r["superseded"] else "") + _STANDING_FLAG.get(r["standing"], "")
         print(f"{r['doc_id']}:{r['line']}  {r['fact']}  [{r['pattern']}]{flag}  {r['text'][:120]}")
     print("facts per pattern: " + (", ".join(f"{k} {v}" for k, v in out["per_pattern"].items()) or "none"))
     if out["patterns_reading_nothing"]:

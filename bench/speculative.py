@@ -5,7 +5,7 @@ The two engines run interleaved (ABBA per prompt) in one process so that load fr
 shared machine hits both alike; greedy outputs are checked identical. Decode tokens/s excludes the
 prefill (time to first token), which speculation does not touch.
 
-    .venv/bin/python bench/speculative.py [--max-tokens 128] [--threads 2] [--k 4] [--only rag|open]
+    .venv/bin/python bench/speculative.py [--max-tokens 128] [--threads 2] [--k 4] [--only rag|open] [--model M]
     (--lookup-min/--lookup-max/--min-acceptance override the SpeculativeConfig defaults; --method draft)
 """
 from __future__ import annotations
@@ -104,19 +104,21 @@ def main() -> int:
     ap.add_argument("--min-acceptance", type=float, default=None,
                     help="min_acceptance_rate below which a request pauses speculation (0 = never pause)")
     ap.add_argument("--only", choices=["rag", "open"], default=None, help="run one prompt set only")
+    ap.add_argument("--model", default=None, help="registry name or model path (default: the default model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    plain = Engine(EngineConfig())
+    model = {"model": args.model} if args.model else {}
+    plain = Engine(EngineConfig(**model))
     flags = {"num_speculative_tokens": args.k, "prompt_lookup_min": args.lookup_min,
              "prompt_lookup_max": args.lookup_max, "min_acceptance_rate": args.min_acceptance}
     overrides = {name: value for name, value in flags.items() if value is not None}
     spec_cfg = SpeculativeConfig(method=args.method, draft_num_layers=args.draft_layers, **overrides)
-    spec = Engine(EngineConfig(speculative=spec_cfg))
+    spec = Engine(EngineConfig(speculative=spec_cfg, **model))
     tok = plain.tokenizer
     rag = [tok.apply_chat_template(rag_messages(*r)) for r in RAG]
     open_ = [tok.apply_chat_template([{"role": "user", "content": q}]) for q in OPEN]
     run_one(plain, rag[0], 8), run_one(spec, rag[0], 8)  # warm-up
-    print(f"machine: {torch.get_num_threads()} torch thread(s), model SmolLM2-135M-Instruct Q4_1 (fp32 compute), "
+    print(f"machine: {torch.get_num_threads()} torch thread(s), model {args.model or 'default'} ({plain.quantization}), "
           f"greedy, max_tokens={args.max_tokens}, method={args.method}, k<={spec_cfg.num_speculative_tokens}, "
           f"lookup n={spec_cfg.prompt_lookup_min}..{spec_cfg.prompt_lookup_max}, "
           f"pause below acceptance {spec_cfg.min_acceptance_rate}")

@@ -21,6 +21,9 @@ from neural.sequence import Sequence
 if TYPE_CHECKING:
     from neural.quant_int8 import Int8Setup
 
+# a speculative verify step whose sequences bring at most this many rows each runs them as decode rows (run)
+VERIFY_ROWS_AS_DECODE = 16
+
 
 def install_packed(model: LlamaForCausalLM, packed: dict, dtype: torch.dtype, device: torch.device) -> None:
     """Swap the named modules of a model still on ``meta`` for packed ones holding real tensors on ``device``.
@@ -135,9 +138,13 @@ class ModelRunner:
   # no random init of weights we are about to overwrite
 
     def prepare(
-        self, seqs: list[Sequence], num_new_tokens: list[int]
+        self, seqs: list[Sequence], num_new_tokens: list[int], rows_as_decode: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor, AttentionMetadata]:
-        """Flatten the step: each sequence contributes tokens [num_computed, num_computed + n)."""
+        """Flatten the step: each sequence contributes tokens [num_computed, num_computed + n).
+
+        ``rows_as_decode``: every query row becomes a decode row of its own (its sequence's block table, its
+        position + 1 as context), so a speculative verify step's k + 1 rows run the decode step's arithmetic
+        and score exactly what k + 1 plain decode steps would (greedy output identical; see run)."""
         bs = self.block_size
         is_decode = all(n == 1 for n in num_new_tokens)
         max_blocks = max(len(s.block_table) for s in seqs)
@@ -162,6 +169,10 @@ class ModelRunner:
             rows = np.repeat(np.arange(len(seqs)), counts)
             pos = np.arange(int(cu[-1]), dtype=np.int64) - np.repeat(cu[:-1].astype(np.int64) - starts, counts)
         slots = tables[rows, pos // bs].astype(np.int64) * bs + pos % bs
+        row_seqs = None
+        if rows_as_decode and not is_decode:
+            row_seqs = torch.from_numpy(rows.astype(np.int64)).to(self.device)
+            ctx, cu, is_decode = pos + 1, np.arange(len(ids) + 1, dtype=np.int32), True
         dev = self.device
         input_ids = torch.tensor(ids, dtype=torch.long, device=dev)
         meta = AttentionMetadata(
@@ -170,6 +181,7 @@ class ModelRunner:
             context_lens=torch.from_numpy(ctx.astype(np.int32)).to(dev),
             cu_seqlens_q=torch.from_numpy(cu).to(dev),
             is_decode=is_decode,
+            row_seqs=row_seqs,
         )
         return input_ids, torch.from_numpy(pos).to(dev), meta
 
@@ -224,7 +236,11 @@ class ModelRunner:
         Default rows: each sequence's last query. A speculative verifier passes every query row of a
         sequence to score several draft tokens from one forward.
         """
-        input_ids, positions, meta = self.prepare(seqs, num_new_tokens)
+        # a verify step of short proposals runs as decode rows where the decode step is the flat CPU step:
+        # the module path's varlen attention and batched rows round near-ties differently from it
+        rows_as_decode = (logits_rows is not None and self.model.flat_decode is not None
+                          and max(num_new_tokens) <= VERIFY_ROWS_AS_DECODE)
+        input_ids, positions, meta = self.prepare(seqs, num_new_tokens, rows_as_decode)
         if self.graphs is not None and meta.is_decode and logits_rows is None:
             # the engine's -1-padded block table goes in as is: see DecodeGraphs.run on why -1 and 0 agree
             self.num_graph_steps += 1

@@ -168,9 +168,9 @@ def test_decode_gather_is_built_once_per_forward_and_matches_hf(tmp_path, monkey
     builds = []
     real_build = cpu_ops.DecodeGather.build.__func__
 
-    def counting_build(cls, block_tables, context_lens, block_size, dtype=torch.float32):
+    def counting_build(cls, block_tables, context_lens, block_size, dtype=torch.float32, row_seqs=None):
         builds.append(block_tables.shape[0])
-        return real_build(cls, block_tables, context_lens, block_size, dtype)
+        return real_build(cls, block_tables, context_lens, block_size, dtype, row_seqs)
 
     monkeypatch.setattr(cpu_ops.DecodeGather, "build", classmethod(counting_build))
     eng = Engine(EngineConfig(model=str(folder), block_size=4, kv_cache_bytes=1 << 20))

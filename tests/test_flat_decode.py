@@ -107,3 +107,39 @@ def test_a_rebound_kv_cache_rebinds_the_flat_step(tmp_path) -> None:
     assert after is not before and after is not None
     assert after.layers[0].k_cache.data_ptr() == runner.kv_cache[0, 0].data_ptr()
     assert after.layers[1].v_slots.data_ptr() == runner.kv_cache[1, 1].data_ptr()
+
+
+def prefilled_one(runner: ModelRunner, prompt: list[int], blocks: list[int], next_token: int) -> Sequence:
+    seq = Sequence(f"s{blocks[0]}", None, list(prompt), SamplingParams())
+    seq.block_table = blocks
+    runner.run([seq], [len(prompt)])
+    seq.num_computed_tokens = len(prompt)
+    seq.token_ids.append(next_token)
+    return seq
+
+
+@pytest.mark.parametrize("arch,weights", [("llama", "int8"), ("qwen2", "int8"), ("qwen2", "int8-fast")])
+def test_a_verify_step_scores_what_plain_decode_steps_score_bit_for_bit(tmp_path, arch, weights) -> None:
+    """A speculative verify step (k + 1 query rows of a sequence) gives the logits that k + 1 one-row decode
+    steps give, alone or beside another sequence's rows, so greedy speculation emits exactly plain decoding's
+    tokens (int8 sums exactly; see ModelRunner.run)."""
+    folder = make_tiny_model(tmp_path / arch, arch)
+    prompts, drafts = [[5, 17, 3, 40, 22, 9, 31], list(range(3, 24))], [[12, 7, 44, 3, 19], [8, 8, 30]]
+    plain = runner_for(folder, weights)
+    want = []
+    for prompt, draft in zip(prompts, drafts):  # each sequence alone, one token a step
+        seq = prefilled_one(plain, prompt, list(range(8)), 11)
+        rows = []
+        for token in draft + [None]:
+            rows.append(plain.run([seq], [1])[0])
+            seq.num_computed_tokens += 1
+            seq.token_ids.append(token)
+        want.append(torch.stack(rows))
+    verifier = runner_for(folder, weights)
+    for batch in ([0], [0, 1]):
+        seqs = [prefilled_one(verifier, prompts[i], list(range(8 * i, 8 * i + 8)), 11) for i in batch]
+        for seq, i in zip(seqs, batch):
+            seq.token_ids.extend(drafts[i])
+        counts = [1 + len(drafts[i]) for i in batch]
+        got = verifier.run(seqs, counts, list(range(sum(counts))))
+        assert torch.equal(got, torch.cat([want[i] for i in batch]))

@@ -71,9 +71,9 @@ def _drive(eng: Engine) -> tuple[list[list[int]], list[tuple[int, bool]]]:
     steps: list[tuple[int, bool]] = []
     prepare = eng.runner.prepare
 
-    def spy(seqs, num_new_tokens):
+    def spy(seqs, num_new_tokens, *rest):
         steps.append((len(seqs), all(n == 1 for n in num_new_tokens)))
-        return prepare(seqs, num_new_tokens)
+        return prepare(seqs, num_new_tokens, *rest)
 
     eng.runner.prepare = spy
     done: dict[str, list[int]] = {}

@@ -117,7 +117,7 @@ class FlatDecode:
         x = model.embed_tokens(input_ids)
         cos, sin = rope_cos_sin(model.cos_sin_cache, positions)
         first = self.layers[0].k_cache
-        gather = DecodeGather.build(meta.block_tables, meta.context_lens, first.shape[1], first.dtype)
+        gather = DecodeGather.build(meta.block_tables, meta.context_lens, first.shape[1], first.dtype, meta.row_seqs)
         slot_mapping = meta.slot_mapping
         qkv_heads, qk_heads = [heads + kv_heads, kv_heads], [heads, kv_heads]
         residual, rms_norm, width = None, self.rms_norm, self.width

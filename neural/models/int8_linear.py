@@ -46,28 +46,22 @@ def linear_residual(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
     on its own symmetric grid (absmax -> 64 steps), and what that rounding lost goes through the same call as a
     second block of rows, magnified 127x, so that one read of the weight serves both. 7-bit activations cost
     SmolLM2-135M +3.8 % perplexity over fp32; these cost +0.3 % (bench/RESULTS.md, issue 18). x: 2-D float32;
-    ``pieces``: the weight's packed row pieces (prepack), whose outputs are concatenated; x is quantized once."""
+    ``pieces``: the weight's packed row pieces (prepack), whose outputs are concatenated; x is quantized once.
+
+    One arithmetic for one row and many: a row's result never depends on the rows beside it, so a speculative
+    verify step's k + 1 rows score bit for bit what k + 1 one-row decode steps score (greedy output identical).
+    The one-row special case this replaced (the kernel quantizing with the row's scale itself) was ~3 us a call
+    faster at SmolLM2-135M shapes and rounded near-ties differently from the batched rows."""
     n = x.shape[0]
     with torch._C.DisableTorchFunctionSubclass():
-        if n == 1:  # a decode row: its own scale, passed to the kernel as is (fewest ops: 121 calls a step)
-            scale = _row_absmax(x) / ACT_LEVELS
-            # the first row as the kernel will round it (to nearest, as fbgemm does), so that x minus it is what
-            # that rounding loses; the gain a float32 tensor: a Python float costs a dtype conversion (3 dispatches)
-            kept = torch.fake_quantize_per_tensor_affine(x, scale, ACT_ZERO, 0, ACT_ZERO + ACT_LEVELS)
-            rows = torch.cat((x, torch.sub(x, kept).mul_(_GAIN)))
-            return torch.mm(_COMBINE, _given_scale(rows, scale, ACT_ZERO, pieces))
-        row_max = _rows_absmax(x)
-        steps = x * (ACT_LEVELS / row_max)
-        lost = steps - steps.round()
-        y = _given_scale(torch.cat((steps, lost.mul_(RESIDUAL_GAIN))), 1.0, ACT_ZERO, pieces)
-        return torch.add(y[:n], y[n:], alpha=1.0 / RESIDUAL_GAIN).mul_(row_max * (1.0 / ACT_LEVELS))
-
-
-def _row_absmax(x: torch.Tensor) -> float:
-    """The largest magnitude of a one-row ``x``, never 0 (no 0 / 0 scale): aminmax, one pass, ~2x faster than
-    vector_norm(x, inf) at one 576-wide row."""
-    low, high = torch.aminmax(x)
-    return max(-float(low), float(high), 1e-30)
+        scale = _rows_absmax(x).mul_(1.0 / ACT_LEVELS)
+        steps = x / scale
+        kept = steps.round()  # as the kernel rounds (to nearest); given rounded, its own rounding changes nothing
+        lost = steps.sub_(kept).mul_(_GAIN)
+        y = _given_scale(torch.cat((kept, lost)), 1.0, ACT_ZERO, pieces)
+        if n == 1:
+            return torch.mm(_COMBINE, y).mul_(scale)
+        return torch.mm(_COMBINE, y.view(2, -1)).view(n, -1).mul_(scale)
 
 
 def _rows_absmax(x: torch.Tensor) -> torch.Tensor:
@@ -89,10 +83,9 @@ _GAIN = torch.tensor(RESIDUAL_GAIN)
 def linear_one_pass(x: torch.Tensor, pieces: Sequence) -> torch.Tensor:
     """``x @ W^T`` with 8-bit activations against 7-bit weights (quantize_rows(.., FAST_QMAX)): each row on its
     own grid (absmax -> 127 steps around zero point 128), so one attention-sink token's 100x activations do not
-    crush the others. x: 2-D contiguous float32; ``pieces`` as for linear_residual."""
+    crush the others; one arithmetic for one row and many, as linear_residual. x: 2-D contiguous float32;
+    ``pieces`` as for linear_residual."""
     with torch._C.DisableTorchFunctionSubclass():
-        if x.shape[0] == 1:  # a decode row: its own range is the call's
-            return _given_scale(x, _row_absmax(x) / FAST_LEVELS, FAST_ZERO, pieces)
         row_max = _rows_absmax(x)
         return _given_scale(x / row_max, 1.0 / FAST_LEVELS, FAST_ZERO, pieces).mul_(row_max)
 

@@ -152,7 +152,8 @@ class LlamaForCausalLM(nn.Module):
         rope = rope_cos_sin(self.cos_sin_cache, positions) if self.cpu_fast_path else self.cos_sin_cache
         if self.cpu_fast_path and meta.is_decode:
             k_cache = self.layers[0].self_attn.k_cache
-            gather = DecodeGather.build(meta.block_tables, meta.context_lens, k_cache.shape[1], k_cache.dtype)
+            gather = DecodeGather.build(meta.block_tables, meta.context_lens, k_cache.shape[1], k_cache.dtype,
+                                        meta.row_seqs)
             meta = replace(meta, decode_gather=gather)
         for layer in self.layers:
             x, residual = layer(x, residual, positions, rope, meta)

@@ -41,7 +41,8 @@ def _options(body: ChatCompletionRequest, state: ServiceState) -> Any:
     temperature = body.temperature if "temperature" in body.model_fields_set else 0.0
     max_tokens = body.max_completion_tokens or body.max_tokens or DEFAULT_MAX_TOKENS
     return AskOptions(top_k=body.top_k or DEFAULT_TOP_K, max_tokens=min(max_tokens, state.settings.max_tokens_limit),
-                      temperature=temperature, seed=body.seed, policy=body.policy or "regenerate")
+                      temperature=temperature, seed=body.seed, policy=body.policy or "regenerate",
+                      proof_first=body.proof_first is not False)
 
 
 def _usage(result: dict) -> dict:

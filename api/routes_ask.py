@@ -28,7 +28,8 @@ def _options(body: AskRequest, settings: Any) -> Any:
     from pipeline import AskOptions
 
     return AskOptions(top_k=body.top_k, max_tokens=min(body.max_tokens, settings.max_tokens_limit),
-                      temperature=body.temperature, seed=body.seed, policy=body.policy, explain=body.explain)
+                      temperature=body.temperature, seed=body.seed, policy=body.policy, explain=body.explain,
+                      proof_first=body.proof_first)
 
 
 @router.post("/ask", response_model=AskResponse, responses=_ERRORS, dependencies=[Security(require_api_key)],

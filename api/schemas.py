@@ -27,6 +27,9 @@ class AskRequest(_Strict):
     explain: bool = Field(False, description="add `explain` to the response: the question's parse (the relations it "
                           "may ask with scores, entities, answer types, stated values, whom it is about), the goals "
                           "tried and what became of each, each claim's evidence, and why drafts were withheld")
+    proof_first: bool = Field(True, description="where the rules prove all the question asks, answer from the proof at "
+                              "once without a draft of the model (never under the flag policy); false: the model "
+                              "drafts first, and the proof answers only where no draft verifies")
 
     @field_validator("question")
     @classmethod

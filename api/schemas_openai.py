@@ -58,6 +58,8 @@ class ChatCompletionRequest(BaseModel):
     policy: Literal["flag", "abstain", "regenerate"] | None = Field(
         None, description=f"`{RAG_MODEL}` only: what a failing answer gets (as /ask; default regenerate)")
     top_k: int | None = Field(None, ge=1, le=50, description=f"`{RAG_MODEL}` only: passages retrieved (as /ask)")
+    proof_first: bool | None = Field(None, description=f"`{RAG_MODEL}` only: where the rules prove all the question "
+                                     "asks, answer from the proof without a draft (as /ask; default true)")
     # refused unless at their defaults
     tools: list[dict[str, Any]] | None = Field(None, description=_REFUSED)
     tool_choice: str | dict[str, Any] | None = Field(None, description=_REFUSED + " (`none` is accepted)")
@@ -96,7 +98,8 @@ class ChatCompletionRequest(BaseModel):
         if rag:  # the answer loop samples and stops its own way
             off.update(stop=bool(self.stop), top_p=self.top_p != 1.0)
         else:
-            off.update(policy=self.policy is not None, top_k=self.top_k is not None)
+            off.update(policy=self.policy is not None, top_k=self.top_k is not None,
+                       proof_first=self.proof_first is not None)
         return [name for name, given in off.items() if given]
 
 

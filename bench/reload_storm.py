@@ -144,7 +144,7 @@ def signature(endpoint: str, body: dict) -> str:
     return json.dumps([endpoint, body.get("status"), answer, claims, violations, proof])
 
 
-REQUESTS = {"/ask": {"question": QUESTION, "max_tokens": 32},
+REQUESTS = {"/ask": {"question": QUESTION, "max_tokens": 32, "proof_first": False},  # the model drafts: state it reads
             "/verify": {"question": QUESTION, "answer": ANSWER}}
 
 

@@ -27,6 +27,11 @@ class AskOptions:
     policy: str = "regenerate"
     max_attempts: int = 3
     explain: bool = False       # the result carries why it is what it is (pipeline.loop.explanation)
+    # Where the rules prove all the question asks (pipeline.answers.proved.proof_answers_whole), the proof answers at
+    # once and the model drafts nothing (its draft would lose to the proof or say the same, seconds later); where
+    # the composed answer does not verify, the model drafts as before. Never under the flag policy, whose user
+    # asked to see the model's own draft. False: the model drafts first, as before.
+    proof_first: bool = True
 
     def validate(self) -> "AskOptions":
         if self.policy not in POLICIES:
@@ -37,6 +42,8 @@ class AskOptions:
             raise ValueError(f"max_tokens must be an integer in 1..4096; got {self.max_tokens!r}")
         if not 0.0 <= float(self.temperature) <= 2.0:
             raise ValueError(f"temperature must be in 0..2; got {self.temperature!r}")
+        if not isinstance(self.proof_first, bool):
+            raise ValueError(f"proof_first must be true or false; got {self.proof_first!r}")
         if not isinstance(self.max_attempts, int) or not 1 <= self.max_attempts <= 10:
             raise ValueError(f"max_attempts must be an integer in 1..10; got {self.max_attempts!r}")
         return self

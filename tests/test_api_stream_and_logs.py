@@ -54,7 +54,7 @@ def _sse(text: str) -> list[tuple[str | None, dict | str]]:
 
 
 def test_ask_streams_progress_before_any_verified_text(served) -> None:
-    with served.stream("POST", "/ask", json={"question": QUESTION, "stream": True}) as r:
+    with served.stream("POST", "/ask", json={"question": QUESTION, "stream": True, "proof_first": False}) as r:
         events = _sse("".join(r.iter_text()))
     kinds = [k if k != "progress" else f"progress:{e['stage']}" for k, e in events]
     assert kinds[:2] == ["progress:retrieved", "progress:drafting"] and kinds[-1] == "result"
@@ -63,8 +63,23 @@ def test_ask_streams_progress_before_any_verified_text(served) -> None:
     assert retrieved["passages"] >= 1 and retrieved["proof"] is True      # the rules answer this question
 
 
+def test_a_question_the_rules_prove_whole_is_answered_without_a_draft(served) -> None:
+    """Proof first (the default): the rules prove all the question asks, so the answer comes from the proof at
+    once; the model (which logs a warning as it drafts) is never called."""
+    with served.stream("POST", "/ask", json={"question": QUESTION, "stream": True}) as r:
+        events = _sse("".join(r.iter_text()))
+    kinds = [k if k != "progress" else f"progress:{e['stage']}" for k, e in events]
+    assert kinds == ["progress:retrieved", "answer", "result"]
+    result = events[-1][1]["result"]
+    assert result["status"] == "verified" and "25 days" in result["answer"] and result["attempts"] == []
+    assert "before any draft" in result["reason"] and result["usage"]["completion_tokens"] == 0
+    r = served.post("/ask", json={"question": QUESTION, "proof_first": "sometimes"})
+    assert r.status_code == 422 and "proof_first" in r.text
+
+
 def test_verirag_rag_streams_progress_then_the_verified_answer_in_pieces(served) -> None:
-    body = {"model": "verirag-rag", "messages": [{"role": "user", "content": QUESTION}], "stream": True}
+    body = {"model": "verirag-rag", "messages": [{"role": "user", "content": QUESTION}], "stream": True,
+            "proof_first": False}
     with served.stream("POST", "/v1/chat/completions", json=body) as r:
         chunks = [d for _, d in _sse("".join(r.iter_text())) if d != "[DONE]"]
     stages = [c["verirag"]["stage"] for c in chunks if c.get("verirag", {}).get("type") == "progress"]
@@ -85,7 +100,7 @@ def test_a_log_line_written_during_a_request_is_json_and_names_it(served, capfd)
     saved = (list(root.handlers), root.level)
     configure("info", json_lines=True)
     try:
-        r = served.post("/ask", json={"question": QUESTION}, headers={"X-Request-ID": "warn-req-1"})
+        r = served.post("/ask", json={"question": QUESTION, "proof_first": False}, headers={"X-Request-ID": "warn-req-1"})
         assert r.status_code == 200
     finally:
         root.handlers[:] = saved[0]

@@ -89,24 +89,25 @@ def test_serve_answers_through_the_remote_and_503_naming_it_when_it_is_down(rule
         gen = RemoteGenerator(RemoteConfig(remote_url, served_model=MODEL))
         with live_server(_app(rulebase, gen)) as url:
             assert httpx.get(f"{url}/readyz").json()["checks"]["model"] is True
-            r = httpx.post(f"{url}/ask", json={"question": QUESTION}, timeout=30)
+            r = httpx.post(f"{url}/ask", json={"question": QUESTION, "proof_first": False}, timeout=30)
             assert r.status_code == 200 and r.json()["status"] == "verified" and r.json()["answer"] == GOOD
             assert [m["id"] for m in httpx.get(f"{url}/v1/models").json()["data"]] == ["verirag-rag"]
 
     down = f"http://127.0.0.1:{closed_port()}/v1"
     gen = RemoteGenerator(RemoteConfig(down, served_model=MODEL, max_retries=1, backoff_s=0.01))
     with live_server(_app(rulebase, gen)) as url:
-        r = httpx.post(f"{url}/ask", json={"question": QUESTION}, timeout=30)
+        r = httpx.post(f"{url}/ask", json={"question": QUESTION, "proof_first": False}, timeout=30)
         assert r.status_code == 503 and r.json()["error"]["code"] == "backend_unavailable"
         err = r.json()["error"]
         assert err["type"] == "unavailable" and down in err["message"] and "remote generator" in err["message"]
-        with httpx.stream("POST", f"{url}/ask", json={"question": QUESTION, "stream": True}, timeout=30) as s:
+        with httpx.stream("POST", f"{url}/ask", json={"question": QUESTION, "stream": True, "proof_first": False},
+                          timeout=30) as s:
             frames = [f for f in s.read().decode().split("\n\n") if f.strip()]
         assert frames[-1].startswith("event: error")
         event = json.loads(frames[-1].split("data: ", 1)[1])["error"]
         assert event["type"] == "unavailable" and down in event["message"]
         r = httpx.post(f"{url}/v1/chat/completions", json={"model": "verirag-rag", "messages": [
-            {"role": "user", "content": QUESTION}]}, timeout=30)
+            {"role": "user", "content": QUESTION}], "proof_first": False}, timeout=30)
         assert r.status_code == 503 and down in r.json()["error"]["message"]
         assert r.json()["error"]["code"] == "backend_unavailable"
 

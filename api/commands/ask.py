@@ -39,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="prompt-lookup speculative decoding, at most K proposed tokens per step; same greedy "
                         f"output, faster (default {DEFAULT_SPECULATIVE_TOKENS}; 0: off)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    p.add_argument("--draft-first", action="store_true", help="let the model draft even where the rules prove all "
+                   "the question asks (by default the proof answers at once)")
     p.add_argument("--explain", action="store_true", help="also say why: the question's parse (relations it may ask, "
                    "with scores), the goals tried and what became of each, each claim's evidence, why drafts were "
                    "withheld")
@@ -53,7 +55,8 @@ def handler(args: argparse.Namespace) -> int:
     from pipeline.types import validate_question
 
     options = AskOptions(top_k=args.top_k, max_tokens=args.max_tokens, temperature=args.temperature,
-                         seed=args.seed, policy=args.policy, max_attempts=args.max_attempts, explain=args.explain)
+                         seed=args.seed, policy=args.policy, max_attempts=args.max_attempts, explain=args.explain,
+                         proof_first=not args.draft_first)
     try:
         # validate before loading a model for seconds
         validate_question(args.question)

@@ -57,12 +57,13 @@ def paged_attention_decode_gathered(
     # (the gather was ~15 % of a 16-sequence decode step). A lone sequence on consecutive blocks could read its
     # slots in place instead, but that measured no faster at 1-1,000 tokens of context (flash attention over
     # cold cache lines, strided by head, lost what the copy cost; 2-core machine, one stream, 2026-12-02)
-    tables = batch if gather.row_seqs is None else gather.block_ids.numel() * k_cache.shape[1] // width
+    row_seqs = gather.row_seqs
+    tables = batch if row_seqs is None else gather.block_ids.numel() * k_cache.shape[1] // width
     k = k_cache.index_select(0, gather.block_ids).view(tables, width, n_kv, head_dim).transpose(1, 2)
     v = v_cache.index_select(0, gather.block_ids).view(tables, width, n_kv, head_dim).transpose(1, 2)
-    if tables != batch:  # several rows of a sequence (a verify step): one gather each, rows read it in place
+    if row_seqs is not None and tables != batch:  # a verify step's rows: one gather a sequence, read in place
         k, v = (k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) if tables == 1 else \
-            (k.index_select(0, gather.row_seqs), v.index_select(0, gather.row_seqs))
+            (k.index_select(0, row_seqs), v.index_select(0, row_seqs))
     if q.dtype == torch.float32 and k.dtype == torch.float32:
         out = _FLASH_CPU(q.unsqueeze(2), k, v, 0.0, False, attn_mask=gather.key_mask, scale=scale)[0]
     else:

@@ -7,7 +7,7 @@ from pipeline.evidence.gather import QuestionContext
 from pipeline.lang import phrase
 from pipeline.proof.approver import cover_words
 from pipeline.proof.limit_check import breach_words
-from pipeline.proof.proving import ProvenAnswer, stated_value
+from pipeline.proof.proving import ProvenAnswer, asks_a_computation, stated_value
 from pipeline.seams import PassageLike
 from pipeline.text.script import is_chinese
 from symbolic import Claim, RuleBase
@@ -15,6 +15,19 @@ from symbolic import Claim, RuleBase
 # What a composed answer says first when the rules disprove the question's premise, by whether the question is
 # Chinese (lang/<code>/answers.toml not_right).
 _NOT_RIGHT = {False: phrase("answers.not_right", "en"), True: phrase("answers.not_right", "zh")}
+
+
+def proof_answers_whole(ctx: QuestionContext) -> bool:
+    """The proof answers all the question asks, so it can answer before any draft (AnswererConfig.proof_first):
+    the question asks a value (an answer type), not whether or why; it states no value or count of its own that
+    the proved goal leaves unused and asks one thing (asks_a_computation); no premise of it is disproved and no
+    value of it passes a limit (those answers say more than the proof, and a draft may say what else is asked)."""
+    proof, focus = ctx.proof, ctx.focus
+    if proof is None or ctx.corrections or ctx.breaches:
+        return False
+    if not focus.answer_types or "yesno" in focus.answer_types:
+        return False
+    return not asks_a_computation(focus.question, focus, proof.goal)
 
 
 def same_chunk(a: PassageLike, b: PassageLike) -> bool:

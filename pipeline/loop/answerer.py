@@ -10,6 +10,7 @@ from typing import Callable, Iterator, Sequence, cast
 
 from pipeline.answers.beyond_premise import asks_beyond_correction, corrected_and_quoted
 from pipeline.answers.computed import source_answer
+from pipeline.answers.proved import proof_answers_whole
 from pipeline.checks.checking import Check, VerifierLike, check_answer
 from pipeline.checks.grounding import feedback
 from pipeline.events import LoopEvent, StreamEvent
@@ -30,7 +31,7 @@ from pipeline.loop.config import (
     RuleBaseHolderLike,
 )
 from pipeline.loop.explanation import explain
-from pipeline.loop.outcome import final_result
+from pipeline.loop.outcome import final_result, proof_first_result
 from pipeline.loop.outcome import shown_passages
 from pipeline.loop.verify import (
     CITATION_MARKER,
@@ -133,6 +134,19 @@ class Answerer:
         candidates = self._candidates(ctx)
         if stream:   # a streaming client sees where the question is before any verified text
             yield {"type": "progress", "stage": "retrieved", "passages": len(candidates), "proof": ctx.rules_answer}
+        if opts.proof_first and opts.policy != "flag" and rulebase is not None and proof_answers_whole(ctx):
+            t = time.perf_counter()
+            result = proof_first_result(q, opts, self._prompt(q, candidates, opts, []), timings, ctx, rulebase,
+                                        verifier)
+            if result.status == "verified":
+                result.timings_ms["verify"] = ms(time.perf_counter() - t)
+                result.timings_ms["total"] = ms(time.perf_counter() - t_start)
+                if opts.explain:
+                    result.explain = explain(ctx, rulebase, result)
+                if stream:
+                    yield {"type": "answer", "text": result.answer}
+                yield {"type": "result", "result": result}
+                return
 
         attempts: list[Attempt] = []
         followup: list[dict] = []

@@ -27,12 +27,7 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
     usage = {"prompt_tokens": sum(a.usage.get("prompt_tokens", 0) for a in attempts),
              "completion_tokens": sum(a.usage.get("completion_tokens", 0) for a in attempts)}
     last = attempts[-1]
-    extra: dict[str, Any]   # AnswerResult's optional fields, passed as keywords
-    extra = {"quarantined": [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
-                             for p in ctx.quarantined],
-             "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None,
-             "premise_corrections": [c.to_dict() for c in ctx.corrections],
-             "limit_breaches": [b.to_dict() for b in ctx.breaches], "conflicts": [c.to_dict() for c in ctx.conflicts]}
+    extra = _extras(ctx)
     if status in ("verified", "regenerated"):
         result = AnswerResult(q, last.answer, status, citations(last.answer, prompt), last.claims,
                               last.violations, attempts, timings, usage, opts.policy,
@@ -79,6 +74,23 @@ def final_result(q: str, opts: AskOptions, status: Status | None, attempts: list
                         opts.policy, f"withheld a failing answer: {reason}", flagged_draft=draft, **extra)
 
 
+def _extras(ctx: QuestionContext) -> dict[str, Any]:
+    """AnswerResult's optional fields, passed as keywords: what the context found besides the answer."""
+    return {"quarantined": [{"doc_id": p.doc_id, "start": p.start, "end": p.end, "reason": p.quarantine}
+                            for p in ctx.quarantined],
+            "followups": list(ctx.followups), "proof": ctx.proof.to_dict() if ctx.proof else None,
+            "premise_corrections": [c.to_dict() for c in ctx.corrections],
+            "limit_breaches": [b.to_dict() for b in ctx.breaches], "conflicts": [c.to_dict() for c in ctx.conflicts]}
+
+
+def proof_first_result(q: str, opts: AskOptions, prompt: prompts.Prompt, timings: dict, ctx: QuestionContext,
+                       rulebase: RuleBase, verifier: VerifierLike) -> AnswerResult:
+    """The proof's answer before any draft (AnswererConfig.proof_first): composed and verified as proved_result
+    does; its status says whether it verified (else the caller lets the model draft)."""
+    return proved_result(q, opts, [], prompt, timings, {"prompt_tokens": 0, "completion_tokens": 0}, ctx, rulebase,
+                         verifier, _extras(ctx))
+
+
 def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: prompts.Prompt, timings: dict,
                   usage: dict, ctx: QuestionContext, rulebase: RuleBase, verifier: VerifierLike,
                   extra: dict) -> AnswerResult:
@@ -102,8 +114,9 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
                 for b in ctx.breaches]
     if ctx.proof is not None:
         reasons.append(f"the rules proved the answer (CF {ctx.proof.cf:.2f}, from {_how(ctx.proof)})")
-    reason = "; ".join(reasons) + "; the model's answer did not " + \
-        ("say so" if ctx.corrections or ctx.breaches else "state it") + said
+    reason = "; ".join(reasons) + ("; the model's answer did not " + (
+        "say so" if ctx.corrections or ctx.breaches else "state it") + said if attempts else
+        "; answered from the proof before any draft: the question asks the proved relation alone")
     ok = all(r.verdict == "supported" for r in reports) and not violations_of(verification)
     cited = replace(prompt, passages=shown)
     status: Status = "verified" if ok else ("flagged" if opts.policy == "flag" else "abstained")

@@ -6,7 +6,8 @@ shipped eval questions, and the same with the proof answering first against the 
 
 Each model's answerer is built once (engine, index, rules) and warmed up; then every question is asked twice,
 draft first (AskOptions(proof_first=False), the loop before issue 50) and proof first (the default), alternating
-which goes first so that load from other processes hits both alike. A question is "proof-answered" when the
+which goes first so that load from other processes hits both alike, the prefix cache emptied before each ask (the
+other mode's ask of the same question would leave its prompt cached). A question is "proof-answered" when the
 proof-first answer needed no draft. The last line reads
 ``ask p50: <model> X.XX s (draft first Y.YY s), ...; proof-answered p50 Z.ZZ s``.
 """
@@ -38,12 +39,14 @@ def run_model(model: str, rows: list[dict], args: argparse.Namespace) -> dict:
     setup_s = time.perf_counter() - t
     answerer.ask("warm-up: what is the AX-200?", AskOptions(top_k=1, max_tokens=4, policy="flag"))
     modes = {"draft first": AskOptions(proof_first=False), "proof first": AskOptions()}
+    reset = getattr(answerer.generator, "reset_prefix_cache", lambda: None)
     stages: dict[str, dict[str, list[float]]] = {m: {s: [] for s in STAGES} for m in modes}
     proof_answered: list[float] = []
     statuses: dict[str, dict[str, int]] = {m: {} for m in modes}
     for i, row in enumerate(rows):
         order = list(modes) if i % 2 == 0 else list(modes)[::-1]
         for mode in order:
+            reset()   # each ask cold: the other mode's ask of the same question would leave its prompt cached
             result = answerer.ask(row["question"], modes[mode])
             for s in STAGES:
                 stages[mode][s].append(result.timings_ms.get(s, 0.0))
@@ -72,7 +75,7 @@ def main() -> int:
     ap.add_argument("--dataset", type=Path, default=ROOT / "eval" / "default_domain.jsonl")
     ap.add_argument("--kb", type=Path, default=ROOT / "kb")
     ap.add_argument("--rules", type=Path, default=ROOT / "rules")
-    ap.add_argument("--n", type=int, default=None, help="the first N questions (default: all)")
+    ap.add_argument("--n", type=int, default=None, help="N questions spread evenly over the file (default: all)")
     ap.add_argument("--threads", type=int, default=None)
     args = ap.parse_args()
     import torch
@@ -80,7 +83,8 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     rows = [json.loads(line) for line in args.dataset.read_text(encoding="utf-8").splitlines() if line.strip()]
-    rows = rows[: args.n] if args.n else rows
+    if args.n and args.n < len(rows):   # evenly spread: the file is grouped by kind
+        rows = [rows[i * len(rows) // args.n] for i in range(args.n)]
     print(f"machine: {torch.get_num_threads()} torch thread(s); {args.dataset.name}, {len(rows)} questions")
     out = {m: run_model(m, rows, args) for m in args.models.split(",")}
     proof = [t for r in out.values() for t in r["proof_answered"]]

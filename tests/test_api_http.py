@@ -89,6 +89,7 @@ def test_ask_json_answer_and_chinese(svc: Service) -> None:
     ({"question": "q", "max_tokens": 10**6}, 422, "max_tokens"),
     ({"question": "q", "temperature": -1}, 422, "temperature"),
     ({"question": "q", "policy": "lie"}, 422, "policy"),
+    ({"question": "q", "proof_first": "sometimes"}, 422, "proof_first"),
     ({"question": "q", "unknown": 1}, 422, "unknown"),
     ({}, 422, "question"),
     ([1, 2], 422, "valid dictionary"),
@@ -207,6 +208,7 @@ def test_chat_completions_bad_input(svc: Service, payload, needle) -> None:
     ({"logit_bias": {"1": 2}}, "logit_bias"),
     ({"presence_penalty": 0.5}, "presence_penalty"),
     ({"policy": "flag"}, "policy"),                         # verirag-rag's option, not the model's
+    ({"proof_first": False}, "proof_first"),                # verirag-rag's option too
     ({"model": "verirag-rag", "stop": ["x"]}, "stop"),       # the answer loop stops its own way
 ])
 def test_chat_completions_refuse_what_they_would_ignore(svc: Service, extra, param) -> None:

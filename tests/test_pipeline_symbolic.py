@@ -304,7 +304,7 @@ def test_quarantined_passages_are_reported_never_shown(rb):
 
 def test_the_proof_answers_first_where_it_answers_all_the_question_asks(rb):
     """Proof first (the default): no draft where the rules prove the whole answer; the model still drafts where
-    the question asks more than the proved relation (a count of its own, yes or no) and under the flag policy."""
+    the question asks more than the proved relation (a count of its own, yes or no, why) and under the flag policy."""
     a, gen = make(rb, ["The hotel limit per night in a Tier 1 city is EUR 180 [1]."] * 10)
     r = a.ask("What is the hotel limit per night in a Tier 1 city?")
     assert gen.calls == [] and r.status == "verified" and r.attempts == []
@@ -314,7 +314,8 @@ def test_the_proof_answers_first_where_it_answers_all_the_question_asks(rb):
     r = a.ask("伦敦的城市住宿标准是多少？")
     assert gen.calls == [] and r.status == "verified" and "180 欧元" in r.answer
     asked_more = ["What is the hotel limit for 3 nights in a Tier 1 city?",
-                  "Is the hotel limit per night in a Tier 1 city EUR 180?"]
+                  "Is the hotel limit per night in a Tier 1 city EUR 180?",
+                  "Why is the hotel limit per night in a Tier 1 city what it is?"]
     for question in asked_more:
         drafted = len(gen.calls)
         a.ask(question)

@@ -3,6 +3,7 @@ proof's answer, as sentences citing the shown sources that state them."""
 from __future__ import annotations
 
 from pipeline.answers.composition import compose
+from pipeline.checks.answer_check import asks_why
 from pipeline.evidence.gather import QuestionContext
 from pipeline.lang import phrase
 from pipeline.proof.approver import cover_words
@@ -18,14 +19,14 @@ _NOT_RIGHT = {False: phrase("answers.not_right", "en"), True: phrase("answers.no
 
 
 def proof_answers_whole(ctx: QuestionContext) -> bool:
-    """The proof answers all the question asks, so it can answer before any draft (AnswererConfig.proof_first):
-    the question asks a value (an answer type), not whether or why; it states no value or count of its own that
-    the proved goal leaves unused and asks one thing (asks_a_computation); no premise of it is disproved and no
-    value of it passes a limit (those answers say more than the proof, and a draft may say what else is asked)."""
+    """The proof answers all the question asks, so it can answer before any draft (AskOptions.proof_first): the
+    question asks for the proved goal's value, not whether or why; it states no value or count of its own that the
+    proved goal leaves unused and asks one thing (asks_a_computation); no premise of it is disproved and no value of
+    it passes a limit (those answers say more than the proof, and a draft may say what else is asked)."""
     proof, focus = ctx.proof, ctx.focus
     if proof is None or ctx.corrections or ctx.breaches:
         return False
-    if not focus.answer_types or "yesno" in focus.answer_types:
+    if "yesno" in focus.answer_types or asks_why(focus.question):
         return False
     return not asks_a_computation(focus.question, focus, proof.goal)
 

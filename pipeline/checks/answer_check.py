@@ -72,6 +72,11 @@ _REASON = re.compile(alternation("checks.reasons"), re.IGNORECASE)
 _VALUE_CLAUSE_END = re.compile(rf"[.,;:，。；：\n]|\b(?:{alternation('checks.value_clause_words')})\b")
 
 
+def asks_why(question: str) -> bool:
+    """A why-question (lang/<code>/checks.toml why): answered by a reason or by denying its premise."""
+    return bool(_WHY.search(question))
+
+
 def asked_dimension(question: str) -> str | None:
     return next((dim for rx, dim in _MEASURES if rx.search(question)), None)
 

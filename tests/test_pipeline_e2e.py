@@ -51,7 +51,7 @@ def test_number_not_in_documents_is_caught_and_regenerated_by_the_model(parts):
 def test_a_wrong_draft_loses_to_the_rules_proof(parts):
     wrong = "The AX-200 has a rated payload of 150 kg [1]."
     a, gen = answerer(parts, [wrong])
-    r = a.ask("What is the rated payload of the AX-200?", AskOptions(max_attempts=2, **FAST))
+    r = a.ask("What is the rated payload of the AX-200?", AskOptions(max_attempts=2, proof_first=False, **FAST))
     assert len(gen.calls) == 1 and not r.attempts[0].ok                # no second draft: the proof answers
     assert r.status == "verified" and "200 kg" in r.answer and "150 kg" not in r.answer
     assert r.proof["value"] == "200 kg" and "G_PAYLOAD" in r.proof["rule_ids"]

@@ -56,8 +56,8 @@ def relation_scope(relation: str, rulebase: RuleBase) -> Scope:
 
 def document_scope(passage: PassageLike, rulebase: RuleBase) -> Scope:
     """The entities the document's subject (front matter, title or first heading) names, less an entity that is the
-    document itself (its name most of the title: "杭州国际诊所人事补充规定" the policy): a question naming another
-    policy ("the on-call policy") may be answered from a supplement to it."""
+    document itself (its name most of the title: the supplement entity a title "Hangzhou clinic HR supplement"
+    names): a question naming another policy ("the on-call policy") may be answered from a supplement to it."""
     subject = document_subject(passage) or ""
     size = len("".join(subject.split()))
     out: dict[str, set[str]] = {}

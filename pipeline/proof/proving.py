@@ -13,9 +13,8 @@ from pipeline.question.focus import Goal, QuestionFocus
 from pipeline.question.naming import relation_names
 from pipeline.seams import PassageLike
 from pipeline.text.periods import period_spans, periods
-from pipeline.text.script import is_chinese
 from pipeline.text.sentences import blanked, sentences
-from pipeline.text.terms import says_phrase
+from pipeline.text.terms import phrase_span, says_phrase
 from pipeline.text.values import find_values
 from symbolic import BackwardChainer, Fact, Node, Provenance, RuleBase
 from symbolic.cf import THRESHOLD
@@ -134,9 +133,7 @@ def _names_used(goal: Goal, focus: QuestionFocus) -> int:
 def _said_span(sig: RelationSig, question: str) -> tuple[int, int] | None:
     """Where ``question`` says the longest of the relation's names whole."""
     text = " ".join(question.split())
-    spans = [m.span() for n in relation_names(sig) if n.strip()
-             for m in [re.search(r"(?<!\w)" + re.escape(" ".join(n.split())) + r"(?!\w)", text, re.IGNORECASE)
-                       if not is_chinese(n) else re.search(re.escape(n), text)] if m]
+    spans = [span for n in relation_names(sig) if n.strip() if (span := phrase_span(text, " ".join(n.split())))]
     return max(spans, key=lambda s: s[1] - s[0]) if spans else None
 
 

@@ -91,6 +91,13 @@ def _inflected(short: str, long: str) -> bool:
 def says_phrase(text: str, phrase: str) -> bool:
     """``text`` says ``phrase`` whole: as words, in any case ("Severity 1" is not in "Severity 10"), or, for a
     Chinese phrase, anywhere (Chinese writes no spaces: "Shanghai is a Tier 1 city" has no space around "Tier 1")."""
+    return phrase_span(text, phrase) is not None
+
+
+def phrase_span(text: str, phrase: str) -> tuple[int, int] | None:
+    """Where ``text`` first says ``phrase`` whole (as says_phrase reads it), or None."""
     if is_chinese(phrase):
-        return phrase in text
-    return re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text, re.IGNORECASE) is not None
+        at = text.find(phrase)
+        return (at, at + len(phrase)) if at >= 0 else None
+    m = re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text, re.IGNORECASE)
+    return m.span() if m else None

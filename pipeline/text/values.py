@@ -82,14 +82,14 @@ _CLOCK_AFTER = re.compile(rf"(?::[0-5]\d)?\s*(?:{_MERIDIEM}\.?|{alternation('tex
 _MORPHEME_NUMBERS = frozenset(words("text.morpheme_numbers"))
 
 
-# What follows a heading's or list item's ordinal: the Chinese enumeration comma, or "." / ")" and its text.
-_ENUMERATOR_AFTER = re.compile(r"、|[.)][ \t]+\S")
+# What follows a heading's or list item's ordinal (lang/<code>/text.toml enumerator_after)
+_ENUMERATOR_AFTER = re.compile(alternation("text.enumerator_after"))
 # What may precede it: the start of its line and heading or list marks, an opening bracket; or a heading mark.
 _LINE_START = re.compile(r"(?:(?:^|\n)[ \t#>*(-]*|#+[ \t]+)$")
 
 
 def _is_enumerator(text: str, s: int, e: int) -> bool:
-    """A number that opens its line and numbers it ("# 三、立案确认时限", "2. Scope", "(3) ...")."""
+    """A number that opens its line and numbers it ("2. Scope", "(3) ...", a Chinese heading's "三、")."""
     return bool(_ENUMERATOR_AFTER.match(text, e)) and bool(_LINE_START.search(text[max(0, s - 12):s])) \
         and (s >= 12 or _LINE_START.search(text[:s]) is not None)
 
@@ -114,7 +114,7 @@ def _find_values(text: str) -> tuple[tuple[Value, str, int, int], ...]:
             if kind == "number" and _CLOCK_AFTER.match(text, e):
                 continue   # a time of day ("from 7 to 9 a.m.", "at 10 p.m."): no count, no amount
             if kind == "number" and _is_enumerator(text, s, e):
-                continue   # the ordinal of a heading or list item ("# 三、...", "2. Scope"): no count
+                continue   # the ordinal of a heading or list item ("2. Scope"): no count
             try:
                 value = parse_value(m.group(0))
             except (ValueError, OverflowError):

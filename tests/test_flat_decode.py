@@ -40,15 +40,17 @@ def runner_for(folder, weights: str) -> ModelRunner:
 
 def prefilled(runner: ModelRunner, prompts: list[list[int]]) -> list[Sequence]:
     """Sequences whose prompts are in the KV cache, each with one new token to decode (blocks 0-7, 8-15, ...; 4 tokens a block)."""
-    seqs = []
-    for i, prompt in enumerate(prompts):
-        seq = Sequence(f"s{i}", None, list(prompt), SamplingParams())
-        seq.block_table = list(range(8 * i, 8 * i + 8))
-        runner.run([seq], [len(prompt)])
-        seq.num_computed_tokens = len(prompt)
-        seq.token_ids.append(11 + i)
-        seqs.append(seq)
-    return seqs
+    return [prefilled_one(runner, prompt, list(range(8 * i, 8 * i + 8)), 11 + i) for i, prompt in enumerate(prompts)]
+
+
+def prefilled_one(runner: ModelRunner, prompt: list[int], blocks: list[int], next_token: int) -> Sequence:
+    """A sequence whose ``prompt`` is in the KV cache (in ``blocks``), with ``next_token`` to decode."""
+    seq = Sequence(f"s{blocks[0]}", None, list(prompt), SamplingParams())
+    seq.block_table = blocks
+    runner.run([seq], [len(prompt)])
+    seq.num_computed_tokens = len(prompt)
+    seq.token_ids.append(next_token)
+    return seq
 
 
 @pytest.mark.parametrize("arch,weights", [
@@ -107,15 +109,6 @@ def test_a_rebound_kv_cache_rebinds_the_flat_step(tmp_path) -> None:
     assert after is not before and after is not None
     assert after.layers[0].k_cache.data_ptr() == runner.kv_cache[0, 0].data_ptr()
     assert after.layers[1].v_slots.data_ptr() == runner.kv_cache[1, 1].data_ptr()
-
-
-def prefilled_one(runner: ModelRunner, prompt: list[int], blocks: list[int], next_token: int) -> Sequence:
-    seq = Sequence(f"s{blocks[0]}", None, list(prompt), SamplingParams())
-    seq.block_table = blocks
-    runner.run([seq], [len(prompt)])
-    seq.num_computed_tokens = len(prompt)
-    seq.token_ids.append(next_token)
-    return seq
 
 
 @pytest.mark.parametrize("arch,weights", [("llama", "int8"), ("qwen2", "int8"), ("qwen2", "int8-fast")])

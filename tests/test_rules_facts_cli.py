@@ -35,13 +35,19 @@ def test_the_text_report_lists_facts_counts_and_what_was_not_read(capsys):
             "finance/travel_expense_2025.md)") in out
 
 
-def test_unread_sentences_are_those_using_a_relations_words_with_a_value(tmp_path, capsys):
+def leave_rules_and_kb(tmp_path: Path) -> Path:
+    """r.rules with one pattern reading an office's annual leave, and an empty kb/ folder beside it (returned)."""
     (tmp_path / "r.rules").write_text(
         'type office "office"\nentity office dublin "Dublin"\n'
         'relation annual_leave(o: office, d: duration) "annual leave"\n'
         'pattern PL: "{o:office} staff get {d:duration} of annual leave" -> annual_leave(o, d)\n', encoding="utf-8")
     kb = tmp_path / "kb"
     kb.mkdir()
+    return kb
+
+
+def test_unread_sentences_are_those_using_a_relations_words_with_a_value(tmp_path, capsys):
+    kb = leave_rules_and_kb(tmp_path)
     (kb / "leave.md").write_text("# Leave\n\nDublin staff get 23 days of annual leave.\n\n"
                                  "Annual leave for Lisbon is 25 working days.\n\nAnnual leave is good.\n",
                                  encoding="utf-8")
@@ -51,15 +57,9 @@ def test_unread_sentences_are_those_using_a_relations_words_with_a_value(tmp_pat
     assert [(u["line"], u["relations"]) for u in out["unread"]] == [(5, ["annual_leave"])]   # not the valueless one
 
 
-
 def test_a_fact_from_a_note_says_it_never_verifies_on_its_own(tmp_path, capsys):
     # blind/03's author (obstacle 12): a note's facts were listed like any other
-    (tmp_path / "r.rules").write_text(
-        'type office "office"\nentity office dublin "Dublin"\n'
-        'relation annual_leave(o: office, d: duration) "annual leave"\n'
-        'pattern PL: "{o:office} staff get {d:duration} of annual leave" -> annual_leave(o, d)\n', encoding="utf-8")
-    kb = tmp_path / "kb"
-    kb.mkdir()
+    kb = leave_rules_and_kb(tmp_path)
     (kb / "policy.md").write_text("# Leave\n\nDublin staff get 23 days of annual leave.\n", encoding="utf-8")
     (kb / "note.md").write_text("---\nauthority: note\n---\n# Huddle\n\nDublin staff get 30 days of annual leave.\n",
                                 encoding="utf-8")

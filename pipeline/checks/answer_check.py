@@ -25,6 +25,7 @@ from pipeline.text.terms import content_terms, found_in
 from pipeline.text.values import EvidenceValue, ValueMention, find_values, own_mentions, states_value
 from pipeline.types import ClaimReport
 from symbolic import Claim, RuleBase
+from symbolic.dependencies import derived_from
 from symbolic.values import Money, Quantity, format_value, value_type
 
 # The words that say yes or no (lang/<code>/checks.toml polarity).
@@ -160,6 +161,25 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
     return " ".join(out)
 
 
+# A goal named this share of the best goal's score (or more) is asked as well: a goal a rule derives from the
+# best-named one ranks 0.95 of it (pipeline.proof.rule_goals.DERIVED_SCORE_FACTOR).
+ASKED_SHARE = 0.9
+
+
+def asked_relations(focus: QuestionFocus, rulebase: RuleBase | None) -> set[str]:
+    """The relations the question asks: those of its best-named goals, and those the rules derive them from (a
+    person's grade and the grade's limit answer "up to what amount may she approve?"). A relation named worse
+    is another attribute of what the question names ("how many days of annual leave does Li Wei get?" is not
+    answered by how many unused days may be carried over)."""
+    if not focus.goals:
+        return set()
+    top = max(g.score for g in focus.goals)
+    best = {g.relation for g in focus.goals if g.score >= ASKED_SHARE * top}
+    if rulebase is None:
+        return best
+    return best.union(*(derived_from(rulebase, r) for r in best))
+
+
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], mentions: Sequence[ValueMention],
                rulebase: RuleBase | None, proof: ProvenAnswer | None = None, evidence: Sequence[EvidenceValue] = (),
                calcs: Sequence[Calculation] | None = None) -> str | None:
@@ -177,10 +197,10 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
         return "it repeats itself"
     if asks_two(focus.question) and len({format_value(v) for v in values}) < 2:
         return "the question asks two things, and the answer states one value at most"
-    goal_relations = {g.relation for g in focus.goals}
+    goal_relations = asked_relations(focus, rulebase)
     stated = {c.fact.relation for c in claims}
     if goal_relations and stated and not stated & goal_relations:
-        goal = sorted(goal_relations)[0]
+        goal = focus.goals[0].relation
         return f"it states {', '.join(sorted(stated))}, but the question asks for {goal}"
     if not goal_relations and stated and rulebase is not None:
         # no goal parsed, so no relation to compare with: a relation none of whose names shares a word with

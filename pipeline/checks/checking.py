@@ -9,7 +9,7 @@ from typing import Callable, Protocol, Sequence, cast
 from pipeline.checks.answer_check import answer_gap, citation_gap, values_of
 from pipeline.checks.attribution import attach_citations
 from pipeline.checks.grounding import check_values, relation_reports, violations_of
-from pipeline.checks.scope import for_someone_else
+from pipeline.checks.scope import for_someone_else, stated_for_another
 from pipeline.evidence.gather import QuestionContext
 from pipeline.proof.calculation import calculations
 from pipeline.proof.limit_check import breach_gap
@@ -75,6 +75,7 @@ def check_answer(question: str, answer: str, passages: Sequence[PassageLike], fa
                         breach_gap(answer, claims, ctx.breaches, cast(RuleBase, rulebase)),
                         answer_gap(answer, ctx.focus, claims, mentions, rulebase, ctx.proof, values, calcs),
                         for_someone_else(reports, ctx.scope, passages, rulebase),
+                        stated_for_another(answer, own_mentions(mentions, question), values, ctx.scope, rulebase),
                         citation_gap(reports)) if g]
     if no_claims:
         gaps.insert(0, "no verifiable claim in the answer" + (" (it only restates the question)" if restated else ""))

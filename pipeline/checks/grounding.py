@@ -13,6 +13,7 @@ from pipeline.text.terms import content_terms, shares_context
 from pipeline.text.values import EvidenceValue, ValueMention
 from pipeline.types import ClaimReport, Verdict, Violation
 from symbolic import Claim, Fact, RuleBase, Verification
+from symbolic.dependencies import only_derived
 from symbolic.model import RelationSig
 from symbolic.values import Date, Money, Percentage, Quantity
 
@@ -167,8 +168,11 @@ def _value_fallback(claim: Claim, values: Sequence[EvidenceValue],
     table row, column or section that says a word of the claimed relation's name, when ``rulebase`` knows the
     relation. "3 hours" in the LX-500 datasheet's row "Charging time, 0 to 100 % | 3 hours" does not ground
     "runs on one battery charge for 3 hours" as its runtime per charge (a 0.5B int8-fast answer, verified
-    before this); the row "Runtime per charge | up to 8 hours" does."""
-    if not claim.fact.args:
+    before this); the row "Runtime per charge | up to 8 hours" does. A relation the rules alone derive (no
+    pattern reads it, no fact states it) has no value but a proved one: the verifier has tried to prove it, and
+    a number its sources state is one of the rules' inputs, stated for something else (a grade's leave said as a
+    person's whose grade the rules cannot reach)."""
+    if not claim.fact.args or (rulebase is not None and only_derived(rulebase, claim.fact.relation)):
         return None
     value = claim.fact.args[-1]
     hits = [ev for ev in values if ev.doc_id in claim.cited and values_match(value, ev.value)]
@@ -228,6 +232,9 @@ def relation_reports(verification: Verification, evidence: Sequence[Fact], passa
             if fallback is not None:
                 cf, how = fallback
                 verdict, explanation = "supported", explanation + "\n" + how
+            elif rulebase is not None and only_derived(rulebase, claim.fact.relation):
+                explanation += (f"\nonly the rules derive {claim.fact.relation}, and they prove no such value: a "
+                                f"number the sources state is no value of it")
         elif verdict == "supported":
             # a cited source stating the claim's value counts as citing it, though no pattern reads the
             # relation there (a table row "| Rated payload | 200 kg |" under the AX-200 datasheet)

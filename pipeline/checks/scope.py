@@ -85,6 +85,49 @@ def _about_another_entity(focus: QuestionFocus, mentions: Sequence[ValueMention]
     return None
 
 
+def stated_for_another(text: str, mentions: Sequence[ValueMention], evidence: Sequence[EvidenceValue],
+                       scope: Scope, rulebase: RuleBase | None) -> str | None:
+    """Why a value is not the asked one's: every source stating it attributes it to another entity of a type the
+    question's scope holds, through the nearest context that names one (its table row or sentence, else its section
+    heading, else its document title), while the answer's own clause does not name that entity (it says the value
+    as the asked one's). "Dan Kirby's emergency works limit is 500,000 GBP" where 500,000 stands in the row of grade
+    E2 and Dan Kirby's title is of grade M2 (the scope follows the facts' links: pipeline.evidence.scope)."""
+    if rulebase is None or not scope:
+        return None
+    for m in mentions:
+        if is_bare(m.value):
+            continue
+        s, e = clause_around(text, m.start, m.end)
+        said_here = {x.entity_id for x in find_entities(text[s:e], rulebase)}
+        stating = [ev for ev in evidence if values_match(m.value, ev.value) and (not m.cited or ev.doc_id in m.cited)]
+        others = [_attributed_elsewhere(ev, scope, rulebase) for ev in stating]
+        if stating and all(others) and not said_here & {i for o in others for i in o}:
+            other = sorted(i for o in others for i in o)[0]
+            etype = rulebase.entities[other].type if other in rulebase.entities else ""
+            asked = " or ".join(sorted(_label(rulebase, i) for i in scope.get(etype, ())))
+            return f"its value {m.text!r} is stated for {_label(rulebase, other)}, and the question is about {asked}"
+    return None
+
+
+def _label(rulebase: RuleBase, entity_id: str) -> str:
+    return rulebase.entities[entity_id].label if entity_id in rulebase.entities else entity_id
+
+
+def _attributed_elsewhere(ev: EvidenceValue, scope: Scope, rulebase: RuleBase) -> set[str]:
+    """The entities the nearest context of ``ev`` naming one of a scope type attributes it to, where none of them
+    is in the scope; empty where it names one in scope, or none at all."""
+    for context in (ev.context, ev.heading, ev.title):
+        named: dict[str, set[str]] = {}
+        for x in find_entities(context or "", rulebase):
+            if x.type in scope:
+                named.setdefault(x.type, set()).add(x.entity_id)
+        if named:
+            if any(ids & scope[t] for t, ids in named.items()):
+                return set()
+            return set().union(*named.values())
+    return set()
+
+
 def about_no_one_asked(focus: QuestionFocus, text: str, claims: Sequence[Claim], mentions: Sequence[ValueMention],
                        evidence: Sequence[EvidenceValue], rulebase: RuleBase | None) -> str | None:
     """Why a worded answer is about none of the asked entities: it names none, no claim of it is about one, and

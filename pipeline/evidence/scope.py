@@ -17,6 +17,8 @@ from symbolic import Fact, RuleBase
 Scope = Mapping[str, frozenset[str]]      # entity type -> the entity ids of that type
 # an entity named by this share of a document's title (or more) is the document itself, not what it is about
 DOCUMENT_ITSELF = 0.6
+# links followed from what a question names: a person's title, and the title's grade
+LINK_HOPS = 2
 
 
 def _named(texts: Iterable[str | None], rulebase: RuleBase) -> dict[str, frozenset[str]]:
@@ -29,22 +31,32 @@ def _named(texts: Iterable[str | None], rulebase: RuleBase) -> dict[str, frozens
 
 def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact]) -> Scope:
     """The entities the question names, by type, and for each named one the entity of another type the facts
-    link it to alone (``works_in(liu_mei, hangzhou)``: Liu Mei's question is about the Hangzhou office too)."""
+    link it to alone (``works_in(liu_mei, hangzhou)``: Liu Mei's question is about the Hangzhou office too), and
+    what those link to alone in turn (her title's grade: ``has_title(dan_kirby, scientist)``,
+    ``grade_for_title(scientist, s1)``), up to LINK_HOPS links from what the question names."""
     out: dict[str, set[str]] = {}
     for e in focus.entities:
         out.setdefault(e.type, set()).add(e.entity_id)
-    named = {e.entity_id: e.type for e in focus.entities}
-    linked: dict[tuple[str, str, str], set[str]] = {}
-    for f in [*rulebase.facts, *facts]:
-        if len(f.args) < 2 or not isinstance(f.args[0], str) or f.args[0] not in named:
-            continue
-        value = f.args[-1]
-        entity = rulebase.entities.get(value) if isinstance(value, str) else None
-        if entity is not None and entity.type != named[f.args[0]]:
-            linked.setdefault((f.args[0], f.relation, entity.type), set()).add(entity.id)
-    for (_subject, _relation, etype), ids in linked.items():
-        if len(ids) == 1:           # linked to one: their office; to several, nothing follows
-            out.setdefault(etype, set()).update(ids)
+    frontier = {e.entity_id: e.type for e in focus.entities}
+    reached = dict(frontier)
+    all_facts = [*rulebase.facts, *facts]
+    for hop in range(LINK_HOPS):
+        linked: dict[tuple[str, str, str], set[str]] = {}
+        for f in all_facts:
+            if len(f.args) < 2 or not isinstance(f.args[0], str) or f.args[0] not in frontier:
+                continue
+            value = f.args[-1]
+            entity = rulebase.entities.get(value) if isinstance(value, str) else None
+            if entity is not None and entity.type != frontier[f.args[0]]:
+                linked.setdefault((f.args[0], f.relation, entity.type), set()).add(entity.id)
+        frontier = {}
+        for (_subject, _relation, etype), ids in linked.items():
+            # linked to one: their office; to several, nothing follows; a further link adds no type already held
+            if len(ids) == 1 and (hop == 0 or etype not in out):
+                frontier.update({i: etype for i in ids if i not in reached})
+        for eid, etype in frontier.items():
+            out.setdefault(etype, set()).add(eid)
+        reached.update(frontier)
     return {t: frozenset(ids) for t, ids in out.items()}
 
 

@@ -1,0 +1,63 @@
+"""Which relations the documents state and which the rules derive, and from what: the rule base's dependency
+graph (a rule's conclusion depends on the relations of its premises, through `not` and aggregates too)."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from . import model as m
+
+if TYPE_CHECKING:
+    from .rulebase import RuleBase
+
+
+def _premise_relations(conditions: list[m.Condition]) -> set[str]:
+    out: set[str] = set()
+    for c in conditions:
+        if isinstance(c, m.Atom):
+            out.add(c.relation)
+        elif isinstance(c, m.Not):
+            out.add(c.atom.relation)
+        out |= {a.args[-1].relation for a in m.aggregates(c) if a.args and isinstance(a.args[-1], m.Atom)}
+        out |= {a.args[-1].name for a in m.aggregates(c) if a.args and isinstance(a.args[-1], m.Call)}
+    return out
+
+
+@lru_cache(maxsize=8)      # a rule base is not changed once loaded (a reload makes a new one)
+def premises_of(rulebase: "RuleBase") -> dict[str, set[str]]:
+    """Relation -> the relations some rule (goal or forward rule) concluding it has among its premises."""
+    out: dict[str, set[str]] = {}
+    for rule in rulebase.backward_rules:
+        out.setdefault(rule.head.relation, set()).update(_premise_relations(rule.premises))
+    for fwd in rulebase.forward_rules:
+        needs = _premise_relations(fwd.conditions)
+        for action in fwd.actions:
+            if isinstance(action, m.AssertAction):
+                out.setdefault(action.atom.relation, set()).update(needs)
+    return out
+
+
+def derived_from(rulebase: "RuleBase", relation: str) -> set[str]:
+    """Every relation ``relation`` is derived from through the rules, transitively (itself excluded unless a
+    cycle leads back to it)."""
+    graph = premises_of(rulebase)
+    seen: set[str] = set()
+    todo = list(graph.get(relation, ()))
+    while todo:
+        r = todo.pop()
+        if r not in seen:
+            seen.add(r)
+            todo += graph.get(r, ())
+    return seen
+
+
+@lru_cache(maxsize=8)
+def stated_relations(rulebase: "RuleBase") -> frozenset[str]:
+    """The relations the documents or the rule files state directly: concluded by a pattern or a `fact`."""
+    return frozenset({p.pattern.atom.relation for p in rulebase.patterns} | {f.relation for f in rulebase.facts})
+
+
+def only_derived(rulebase: "RuleBase", relation: str) -> bool:
+    """Whether ``relation`` is concluded by rules alone: no pattern reads it and no fact states it, so only a proof
+    gives it a value (a person's leave entitlement through their grade, not a number a table states)."""
+    return relation in premises_of(rulebase) and relation not in stated_relations(rulebase)

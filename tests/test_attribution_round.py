@@ -1,0 +1,131 @@
+"""Values attributed, not matched (issue 47, classes 1 and 6): a number a source states for another grade is not
+the asked person's, a relation only the rules derive takes no value from a bare match, and a claim of a
+worse-named relation answers another attribute. The relations' derivations come from the rule base's
+dependency graph (symbolic.dependencies)."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import Answerer, AnswererConfig, AskOptions
+from pipeline.evidence.passage_facts import extract_evidence
+from pipeline.evidence.scope import question_scope
+from pipeline.question.focus import parse_question
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
+from symbolic.dependencies import derived_from, only_derived, premises_of, stated_relations
+
+RULES = r"""
+type person "person"
+entity person dan "Dan Kirby"
+entity person ann "Ann Lee"
+type title "title"
+entity title scientist "Scientist"
+entity title manager "Area Manager"
+type grade "grade"
+entity grade e2 "E2"
+entity grade m2 "M2"
+type policy "policy"
+entity policy leave_policy "annual leave policy"
+relation has_title(p: person, t: title) "has the title" unique
+relation grade_for_title(t: title, g: grade) "grade of a title" unique
+relation emergency_limit(g: grade, x: money[GBP]) "emergency works limit"
+relation grade_of(p: person, g: grade) "grade"
+relation person_emergency_limit(p: person, x: money[GBP]) "emergency works limit of a person"
+relation annual_leave(g: grade, d: duration) "annual leave"
+relation person_annual_leave(p: person, d: duration) "annual leave of a person" aka "days of annual leave"
+relation leave_carry_over(l: policy, d: duration) "carried over" aka "days of unused annual leave carried over"
+pattern P_TITLE: "{p:person} is a {t:title}" -> has_title(p, t)
+pattern P_GRADE: "A {t:title} is grade {g:grade}" -> grade_for_title(t, g)
+pattern P_LIMIT: "\| {g:grade} \| {x:money} \|" -> emergency_limit(g, x)
+pattern P_LEAVE: "Grade {g:grade} employees get {d:duration} of annual leave" -> annual_leave(g, d)
+pattern P_CARRY: "Up to {d:duration} of unused annual leave may be carried over" -> leave_carry_over(leave_policy, d)
+goal G_GRADE "A person's grade is their title's":
+    grade_of(?p, ?g) if has_title(?p, ?t) and grade_for_title(?t, ?g)
+goal G_LIMIT "A person's emergency limit is their grade's":
+    person_emergency_limit(?p, ?x) if grade_of(?p, ?g) and emergency_limit(?g, ?x)
+goal G_LEAVE "A person's leave is their grade's, where they are of the group":
+    person_annual_leave(?p, ?d) if grade_of(?p, ?g) and annual_leave(?g, ?d) and has_title(?p, manager)
+"""
+ORG = FakePassage("org.md", "Dan Kirby is a Scientist. A Scientist is grade M2. Ann Lee is a Area Manager.",
+                  heading_path=["Organisation"])
+LIMITS = FakePassage("authority.md", "| Grade | Emergency works limit (GBP) |\n|---|---|\n| E2 | 500,000 |\n"
+                     "| M2 | 25,000 |", heading_path=["Delegated authority", "Limits by grade"])
+LEAVE = FakePassage("leave.md", "Grade E2 employees get 30 days of annual leave. Up to 5 days of unused annual "
+                    "leave may be carried over.", heading_path=["Annual leave"])
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory):
+    return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
+
+
+@pytest.fixture(scope="module")
+def grades_only(tmp_path_factory):
+    """The rules without a person's limit: an answer giving one is read for its value alone."""
+    rules = "\n".join(line for line in RULES.splitlines() if "person_emergency_limit" not in line
+                      and "G_LIMIT" not in line)
+    return rulebase_of(rules, tmp_path_factory.mktemp("grades"))
+
+
+def _ask(rb, question, draft, passages):
+    answerer = Answerer(ScriptedGenerator([draft] * 3), FixedRetriever(passages), rb,
+                        AnswererConfig(symbolic_answers=False, quote_answers=False))
+    return answerer.ask(question, AskOptions(policy="regenerate", max_attempts=1))
+
+
+def test_the_dependency_graph_knows_what_the_rules_alone_derive(rb):
+    assert premises_of(rb)["person_emergency_limit"] == {"grade_of", "emergency_limit"}
+    assert derived_from(rb, "person_emergency_limit") == {"grade_of", "emergency_limit", "has_title",
+                                                          "grade_for_title"}
+    assert derived_from(rb, "emergency_limit") == set()
+    assert "emergency_limit" in stated_relations(rb) and "grade_of" not in stated_relations(rb)
+    assert only_derived(rb, "person_annual_leave") and only_derived(rb, "grade_of")
+    assert not only_derived(rb, "annual_leave") and not only_derived(rb, "has_title")
+
+
+def test_the_scope_follows_a_title_to_its_grade(rb):
+    facts, _ = extract_evidence([ORG], rb)
+    scope = question_scope(parse_question("What is the emergency works limit of Dan Kirby?", rb), rb, facts)
+    assert scope == {"person": {"dan"}, "title": {"scientist"}, "grade": {"m2"}}
+
+
+def test_a_value_stated_for_another_grade_is_not_the_persons(grades_only):
+    rb = grades_only
+    assert [g.relation for g in parse_question("What is the emergency works limit of Dan Kirby?", rb).goals] \
+        != ["person_emergency_limit"]
+    wrong = _ask(rb, "What is the emergency works limit of Dan Kirby?",
+                 "Dan Kirby's emergency works limit is GBP 500,000 [1].", [LIMITS, ORG])
+    assert wrong.status == "abstained"
+    gaps = " ".join(g for a in wrong.attempts for g in a.gaps)
+    assert "'GBP 500,000' is stated for E2, and the question is about M2" in gaps
+    right = _ask(rb, "What is the emergency works limit of Dan Kirby?",
+                 "Dan Kirby's emergency works limit is GBP 25,000 [1].", [LIMITS, ORG])
+    assert right.status == "verified", [a.gaps for a in right.attempts]
+    # the answer that says whose the value is attributes it rightly
+    named = _ask(rb, "What is the emergency works limit of Dan Kirby?",
+                 "Dan Kirby is grade M2 [2], whose emergency works limit is GBP 25,000; grade E2 has GBP 500,000 [1].",
+                 [LIMITS, ORG])
+    assert not any("is stated for" in g for a in named.attempts for g in a.gaps)
+
+
+def test_a_relation_only_the_rules_derive_takes_no_value_from_a_bare_match(rb):
+    # Dan Kirby is no Area Manager: the rules prove no leave for him, and 30 days is grade E2's
+    result = _ask(rb, "How many days of annual leave does Dan Kirby get?",
+                  "Dan Kirby gets 30 days of annual leave [1].", [LEAVE, ORG])
+    assert result.status == "abstained"
+    report = next(r for a in result.attempts for r in a.claims if r.relation == "person_annual_leave")
+    assert report.verdict == "unsupported"
+    assert "only the rules derive person_annual_leave" in report.explanation
+
+
+def test_a_claim_of_a_worse_named_relation_answers_another_attribute(rb):
+    focus = parse_question("How many days of annual leave does Dan Kirby get?", rb)
+    assert [g.relation for g in focus.goals][:1] == ["person_annual_leave"]
+    result = _ask(rb, "How many days of annual leave does Dan Kirby get?",
+                  "Up to 5 days of unused annual leave may be carried over [1].", [LEAVE, ORG])
+    assert result.status == "abstained"
+    gaps = " ".join(g for a in result.attempts for g in a.gaps)
+    assert "it states leave_carry_over, but the question asks for person_annual_leave" in gaps
+    # asked directly, the carry-over is what is asked
+    carry = _ask(rb, "How many days of unused annual leave may be carried over?",
+                 "Up to 5 days of unused annual leave may be carried over [1].", [LEAVE])
+    assert carry.status == "verified", [a.gaps for a in carry.attempts]

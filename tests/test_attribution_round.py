@@ -129,3 +129,41 @@ def test_a_claim_of_a_worse_named_relation_answers_another_attribute(rb):
     carry = _ask(rb, "How many days of unused annual leave may be carried over?",
                  "Up to 5 days of unused annual leave may be carried over [1].", [LEAVE])
     assert carry.status == "verified", [a.gaps for a in carry.attempts]
+
+
+LIMIT_RULES = r"""
+type person "person"
+entity person priya "Priya Raman"
+type grade "grade"
+entity grade m2 "M2"
+relation grade_of(p: person, g: grade) "grade" unique
+relation commitment_limit(g: grade, x: money[GBP]) "commitment limit" limit upper
+relation emergency_limit(g: grade, x: money[GBP]) "emergency works limit" aka "emergency limit" limit upper
+relation person_commitment_limit(p: person, x: money[GBP]) "commitment limit of a person" limit upper
+relation can_approve(p: person, x: money[GBP]) "can approve" aka "approve"
+link grade_of -> commitment_limit, emergency_limit
+pattern P_GRADE: "{p:person} is grade {g:grade}" -> grade_of(p, g)
+pattern P_ROW: "\| {g:grade} \| {x:money} \| {y:money} \|" -> commitment_limit(g, x)
+pattern P_EROW: "\| {g:grade} \| {x:money} \| {y:money} \|" -> emergency_limit(g, y)
+goal G_PERSON_LIMIT "A person's commitment limit is their grade's":
+    person_commitment_limit(?p, ?x) if grade_of(?p, ?g) and commitment_limit(?g, ?x)
+goal G_APPROVE "One approves up to their grade's commitment limit" cf 0.9:
+    can_approve(?p, ?x) if grade_of(?p, ?g) and commitment_limit(?g, ?lim) and ?x <= ?lim
+goal G_APPROVE_NOT "Nobody approves above their grade's commitment limit" cf -1.0:
+    can_approve(?p, ?x) if grade_of(?p, ?g) and commitment_limit(?g, ?lim) and ?x > ?lim
+"""
+AUTHORITY = FakePassage("authority.md", "Priya Raman is grade M2.\n\n| Grade | Commitment limit (GBP) | Emergency "
+                        "works limit (GBP) |\n|---|---|---|\n| M2 | 10,000 | 25,000 |", heading_path=["Authority"])
+
+
+def test_a_limit_the_question_does_not_name_answers_no_permission_question(tmp_path):
+    from pipeline.evidence.gather import gather
+    from pipeline.evidence.kb_facts import KBFactCache
+    rb = rulebase_of(LIMIT_RULES, tmp_path)
+    commitment = gather("Can Priya Raman approve a commitment of GBP 20,000?", 5, FixedRetriever([AUTHORITY]), rb,
+                        KBFactCache())
+    assert [b.proof.goal.relation for b in commitment.breaches] == ["person_commitment_limit"]
+    # emergency works name the other limit: the approval rule's commitment limit says nothing about them
+    emergency = gather("Can Priya Raman approve emergency works costing GBP 20,000?", 5, FixedRetriever([AUTHORITY]),
+                       rb, KBFactCache())
+    assert emergency.breaches == []

@@ -12,12 +12,14 @@ from pipeline.lang import Lexicon, alternation, phrase, words
 from pipeline.proof.every_binding import every_binding
 from pipeline.proof.limits import limit_direction, limit_over, refuted
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof, current_evidence
+from pipeline.readers.vocabulary import name_score
 from pipeline.question.focus import Goal, QuestionFocus, param_fits, parse_question, relation_label, stated_values
 from pipeline.seams import PassageLike
 from pipeline.text.citations import mask_citations
 from pipeline.text.script import is_chinese
 from pipeline.text.sentences import last_sentence, sentences
 from symbolic import BackwardChainer, Claim, Fact, RuleBase
+from symbolic.dependencies import derived_from
 from symbolic.values import Value, format_value, parse_value, value_type
 
 # The relations a stated value can be must trail the best-named one by more than this share of their names,
@@ -213,6 +215,8 @@ def breached_limits(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence
         if picked is None:
             continue
         goal, direction = picked
+        if names_another_limit(focus, rulebase, goal):
+            continue
         # "EUR 300 for 2 nights": a count the limit does not take as an argument may scale the value (EUR 150
         # a night); one it takes ("the most a 4-night stay may cost") is part of the limit
         if any(value_type(v) == "number" and not _a_year(focus.question, vs, ve) and (vs, ve) not in goal.stated
@@ -222,6 +226,24 @@ def breached_limits(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence
         if proof is not None and _past(value, proof.value, direction) and all(b.proof.goal != goal for b in out):
             out.append(LimitBreach(value, (s, e), direction, proof))
     return out
+
+
+# The least share of a rival limit's name the question must say for it to be the limit meant instead.
+RIVAL_NAMED = 0.5
+
+
+def names_another_limit(focus: QuestionFocus, rulebase: RuleBase, goal: Goal) -> bool:
+    """Whether the question names another limit of the same kind better than the limit ``goal`` tests and the
+    relations the rules derive it from: "Can Priya Raman approve emergency works costing GBP 20,000?" puts the
+    value to the emergency works limit, not to the commitment limit an approval rule checks (blind/05 con-02)."""
+    terms = focus.relation_terms
+    used = {goal.relation} | derived_from(rulebase, goal.relation)
+    kind = rulebase.relations[goal.relation].params[-1].type
+    limits = {r: sig for r, sig in rulebase.relations.items()
+              if limit_direction(sig) is not None and sig.params and sig.params[-1].type == kind}
+    own = max((name_score(limits[r], terms) for r in used if r in limits), default=0.0)
+    return any(name_score(sig, terms) >= max(RIVAL_NAMED, own + 1e-9)
+               for r, sig in limits.items() if r not in used)
 
 
 def _past_every_binding(focus: QuestionFocus, rulebase: RuleBase, value: Value, span: tuple[int, int],

@@ -167,3 +167,28 @@ def test_a_limit_the_question_does_not_name_answers_no_permission_question(tmp_p
     emergency = gather("Can Priya Raman approve emergency works costing GBP 20,000?", 5, FixedRetriever([AUTHORITY]),
                        rb, KBFactCache())
     assert emergency.breaches == []
+
+
+CHARGE_RULES = r"""
+type service "connection service"
+entity service domestic "domestic connection"
+entity service meter_fit "AquaMeter 300 installation" aka "AquaMeter 300 meter installation"
+relation charge(s: service, x: money[GBP]) "charge"
+"""
+CHARGES = FakePassage("charges.md", "| Service | Charge (GBP) |\n|---|---|\n| Domestic connection, up to 10 m | 1,450 |\n"
+                      "| AquaMeter 300 meter installation | 180 |", heading_path=["Connection charges"])
+
+
+def test_one_parts_value_does_not_answer_a_total(tmp_path):
+    rb = rulebase_of(CHARGE_RULES, tmp_path)
+    question = "What is the total charge for a domestic connection and an AquaMeter 300 installation?"
+    part = _ask(rb, question, "The total charge is GBP 1,450 [1].", [CHARGES])
+    assert part.status == "abstained"
+    gaps = " ".join(g for a in part.attempts for g in a.gaps)
+    assert "the question asks a total, and the answer states 1450 GBP, what the sources give for domestic " \
+           "connection alone" in gaps
+    whole = _ask(rb, question, "The total charge is GBP 1,630 (GBP 1,450 + GBP 180) [1].", [CHARGES])
+    assert not any("asks a total" in g for a in whole.attempts for g in a.gaps)
+    # one thing asked: its row's value is the answer
+    one = _ask(rb, "What is the charge for a domestic connection?", "The charge is GBP 1,450 [1].", [CHARGES])
+    assert one.status == "verified", [a.gaps for a in one.attempts]

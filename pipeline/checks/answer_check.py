@@ -7,6 +7,7 @@ import re
 from typing import Sequence
 
 from pipeline.checks.grounding import NOT_CITED, values_match
+from pipeline.checks.parts import one_part_as_total
 from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
                                    asked_entities, cited_evidence, drops_a_negation, from_an_example, relation_terms,
                                    repeats_itself)
@@ -248,6 +249,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
     rate_as_total = _rate_as_total(focus, amounts, calcs) if not asked_per else None
     if rate_as_total:
         return rate_as_total
+    part = one_part_as_total(focus, claims, own_mentions(mentions, focus.question), evidence, rulebase)
+    if part:
+        return part
     off_column = column_gap(focus, mentions, evidence)
     if off_column:
         return off_column

@@ -67,11 +67,56 @@ def hint_for(token: str, token_type: str, at_statement_start: bool) -> str:
 
 
 def regex_habits(pattern_text: str) -> list[tuple[int, str]]:
-    """(offset, warning) for each `?`, `*` or `+` after `)` or `]` in a plain pattern: it matches itself."""
+    """(offset, warning) for each `?`, `*` or `+` after `)` or `]` in a plain pattern (it matches itself), and for
+    each `( … )` holding no `|` (it chooses nothing, and matches its words without the brackets: "(8 hours)" in a
+    table label is not read as the label's brackets)."""
     out = []
     for m in _REGEX_HABIT.finditer(pattern_text):
         sign = m.group(1)
         fix = "put the optional part in [ ]" if sign == "?" else "write re\"…\" for repetition"
         out.append((m.start(1), f"'{sign}' after '{pattern_text[m.start()]}' is a literal '{sign}' in a plain "
                                 f"pattern, so the pattern only matches text containing it: {fix}"))
+    for start, inner in _groups(pattern_text):
+        after = pattern_text[start + len(inner) + 2:start + len(inner) + 3]
+        if "|" not in _top_level(inner) and after not in ("?", "*", "+"):   # "(is )?" is warned of above
+            out.append((start, f"'({inner})' chooses nothing: brackets group choices like (a|b), so it matches "
+                               f"'{inner}' without them; write \\( and \\) for brackets in the text, [ ] for an "
+                               f"optional part"))
+    return sorted(out)
+
+
+def _groups(text: str) -> list[tuple[int, str]]:
+    """(offset, inside) of each unescaped ( … ) of a plain pattern, outside placeholders."""
+    out, stack, i = [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":                      # a placeholder's braces hold no group
+            close = text.find("}", i)
+            i = close + 1 if close > 0 else len(text)
+            continue
+        if ch == "(":
+            stack.append(i)
+        elif ch == ")" and stack:
+            start = stack.pop()
+            out.append((start, text[start + 1:i]))
+        i += 1
     return out
+
+
+def _top_level(inner: str) -> str:
+    """``inner`` without its nested groups and escaped signs: the `|` left choose at its level."""
+    out, depth, i = [], 0, 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "\\":
+            i += 2
+            continue
+        depth += ch == "("
+        if depth == 0:
+            out.append(ch)
+        depth -= ch == ")" and depth > 0
+        i += 1
+    return "".join(out)

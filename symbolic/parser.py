@@ -208,13 +208,15 @@ class _Build(Transformer):
                                                 aliases or [], unique is not None, self.loc(name), limit))
 
     def pattern_decl(self, c):
-        pid, cf, text, atom = c
+        pid, cf, text, *atoms = c
         raw = str(text).startswith("re")
         # A plain pattern keeps its backslashes: symbolic.patterns reads `\X` as a literal X (so `\|`
         # stays a bar, not a choice); unquoting here would turn `\|` `\(` `\[` into syntax.
         body = _unquote(str(text), raw=True) if raw else str(text)[1:-1]
-        self.out.patterns.append(m.Pattern(str(pid), body, raw, atom,
-                                           cf[1] if cf else 1.0, self.loc(pid), self.loc(text)))
+        # "-> a(g, x), b(g, y)": one pattern per conclusion, the second named P.2 (a table row's two columns)
+        for k, atom in enumerate(atoms):
+            self.out.patterns.append(m.Pattern(str(pid) if k == 0 else f"{pid}.{k + 1}", body, raw, atom,
+                                               cf[1] if cf else 1.0, self.loc(pid), self.loc(text)))
 
     def holiday_decl(self, c):
         day = self.date([c[0]])

@@ -21,6 +21,9 @@ _GAP = r"(?:(?!\.\s|\n[ \t]*(?:\n|[|#*>+-]|\d+[.)]))[^。！？!?]){0,80}?"
 # where the author wrote no space, the same ("价格是{x:money}" reads "价格是 8,800 元": Chinese writers put no space
 # in a pattern, and documents often put one before a number).
 _SPACE = r"(?:\s|\*\*?|__?)*"
+# words of any kind, within one table cell and one paragraph: a `|` or a blank line ends them (a name cell does
+# not run on into the next row's cells)
+_TEXT = r"(?:(?!\n[ \t]*\n)[^|])+?"
 _JUNCTION = r"(?:[ \t]|\*\*?|__?)*"
 
 
@@ -113,7 +116,7 @@ def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_t
         elif ptype in VALUE_REGEX:
             body = VALUE_REGEX[ptype]
         elif ptype == "text":
-            body = r".+?"
+            body = _TEXT
         else:
             raise PatternError(f"unknown type '{ptype}' in placeholder {{{ph.group(0)[1:-1]}}} "
                                f"(an entity type or one of {', '.join(sorted(value_types))})", ph.start())

@@ -150,6 +150,32 @@ pattern P_GRADE: "{grade} staff approve up to {x:money}" -> grade_limit(grade, x
     assert said(rb, facts, "What is CR4's limit for a region?") == "CR4's limit for a region is USD 5,000 [1]."
 
 
+def test_a_label_ending_in_its_subjects_type_is_said_of_the_subject(tmp_path):
+    # blind/06's author: "The purchase order limit of a person for Tomasz Nowak is ..."
+    rules = """type person "person" aka "employee"
+entity person tomasz "Tomasz Nowak"
+type region "region"
+entity region north "North"
+relation po_limit(p: person, x: money[GBP]) "purchase order limit of a person"
+relation leave(p: person, d: duration) "annual leave of an employee"
+relation rate(r: region, x: money[GBP]) "rate for a person"
+pattern P_PO: "{person} may approve orders up to {x:money}" -> po_limit(person, x)
+pattern P_LEAVE: "{person} gets {d:duration} of leave" -> leave(person, d)
+pattern P_RATE: "{region} pays {x:money}" -> rate(region, x)
+"""
+    rb, facts = one_passage(rules, tmp_path, "Tomasz Nowak may approve orders up to GBP 5,000. Tomasz Nowak gets "
+                                             "25 days of leave. North pays GBP 40.")
+    assert said(rb, facts, "What is the purchase order limit of Tomasz Nowak?") == \
+        "The purchase order limit for Tomasz Nowak is GBP 5,000 [1]."
+    assert said(rb, facts, "How much annual leave does Tomasz Nowak get?") == \
+        "The annual leave for Tomasz Nowak is 25 days [1]."
+    # "a person" is not the region the rate is of: the label stays whole
+    from pipeline.answers.composition import _owner_free
+    assert _owner_free("rate for a person", "region", rb) == "rate for a person"
+    assert _owner_free("rate for an employee", "person", rb) == "rate"      # the type's alias
+    assert _owner_free("a person", "person", rb) == "a person"
+
+
 def test_a_plural_label_takes_a_plural_verb(tmp_path):
     # tuning2 fp-02 read "the seats for Halvard E12 is 38"
     rules = """type bus "bus model"

@@ -37,6 +37,24 @@ _VERBAL_END = re.compile(rf"(?:^|\s)(?:{alternation('answers.verbal_endings')})$
 _POSSESSED_LABEL = re.compile(r"^\w+['’]s\s+(.+)$")
 
 
+# A label ending in its subject's type ("purchase order limit of a person"; lang/<code>/answers.toml owner_links).
+_OWNER_LINKS = words("answers.owner_links")
+
+
+def _owner_free(label: str, subject_type: str, rulebase: RuleBase) -> str:
+    """``label`` without a closing "of a person" that names its subject's type: said of one subject, the type is
+    that subject ("The purchase order limit for Tomasz Nowak", not "... limit of a person for Tomasz Nowak")."""
+    etype = rulebase.types.get(subject_type)
+    names = {subject_type.replace("_", " "), *((etype.label or "",) if etype else ()), *(etype.aliases if etype else ())}
+    low = label.lower()
+    for link in _OWNER_LINKS:
+        for name in sorted((n for n in names if n), key=len, reverse=True):
+            tail = f" {link} {name.lower()}"
+            if low.endswith(tail) and len(low) > len(tail):
+                return label[:-len(tail)]
+    return label
+
+
 _ADJECTIVAL = re.compile(r"^\d[\d.,]*-[A-Za-z]+$")
 
 # Where a label's head noun phrase ends: "rest between shifts" is a rest, "days a band is published" are days
@@ -177,6 +195,8 @@ def compose(proof: ProvenAnswer, rulebase: RuleBase, citations: Sequence[int], *
     if chinese:
         return (_ZH_SENTENCE if subject else _ZH_SENTENCE_BARE).format(subject=subject, label=label, value=value,
                                                                        cite=cite)
+    if subject and sig.params and sig.params[0].type not in VALUE_TYPES:
+        label = _owner_free(label, sig.params[0].type, rulebase)
     owned = _POSSESSED_LABEL.match(label)
     if _VERBAL_END.search(label):
         text = f"{subject}: {label} {value}" if subject else f"{label} {value}"

@@ -49,6 +49,13 @@ def call_type(ck: Any, e: m.Call, var_types: dict[str, str]) -> str | None:
     if len(e.args) != arity:
         ck.error(f"{e.name} takes {arity} argument(s), got {len(e.args)}", e.location)
         return None
+    if e.name in m.VALUE_EXTREMES and not isinstance(e.args[-1], m.Call):     # max(?a, ?b): of two values
+        known = [k for k in (ck.expr_type(a, var_types) for a in e.args) if k]
+        if len(set(known)) > 1 or "text" in known:
+            ck.error(f"{e.name} of two values takes two numbers, amounts, durations or dates of one kind, got "
+                     f"{' and '.join(known)}", e.location)
+            return None
+        return known[0] if known else None
     if e.name in m.FUNCTIONS:
         for a in e.args:
             t = ck.expr_type(a, var_types)

@@ -61,6 +61,9 @@ class Negate:
 # (conditions); arities. The checker turns a condition named like a predicate into a Builtin.
 FUNCTIONS = {"days_between": 2, "business_days_between": 2}
 AGGREGATES = {"count": 1, "sum": 2, "min": 2, "max": 2}
+# max and min of two values ("the greater of this policy's entitlement and the statutory one"): as aggregates,
+# their last argument is a relation; as these, a value
+VALUE_EXTREMES = {"max", "min"}
 PREDICATES = {"starts_with": 2, "ends_with": 2, "contains": 2, "matches": 2}
 
 
@@ -283,10 +286,15 @@ def term_vars(term: Any) -> set[str]:
     return set()
 
 
+def is_aggregate(call: Call) -> bool:
+    """An aggregate over facts (``max(?v, p(?x, ?v))``), not ``max``/``min`` of two values (``max(?a, ?b)``)."""
+    return call.name in AGGREGATES and bool(call.args) and isinstance(call.args[-1], Call)
+
+
 def aggregates(term: Any) -> list[Call]:
     """The aggregate calls inside a term or comparison."""
     if isinstance(term, Call):
-        return [term] if term.name in AGGREGATES else [c for a in term.args for c in aggregates(a)]
+        return [term] if is_aggregate(term) else [c for a in term.args for c in aggregates(a)]
     if isinstance(term, BinOp):
         return aggregates(term.left) + aggregates(term.right)
     if isinstance(term, Negate):

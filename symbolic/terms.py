@@ -98,8 +98,11 @@ def evaluate(term: Any, env: dict[str, Any], solve: Solver | None = None) -> Any
         return arith("*", evaluate(term.operand, env, solve), -1.0)
     if isinstance(term, m.Call):
         try:
-            if term.name in m.AGGREGATES:
+            if m.is_aggregate(term):
                 return _aggregate(term, env, solve)
+            if term.name in m.VALUE_EXTREMES:
+                a, b = (evaluate(x, env, solve) for x in term.args)
+                return (b if compare("<", a, b) else a) if term.name == "max" else (b if compare("<", b, a) else a)
             return call_function(term.name, [evaluate(a, env, solve) for a in term.args], term.holidays)
         except BuiltinError as exc:
             raise EvalError(str(exc)) from None

@@ -215,3 +215,46 @@ def test_a_temperature_unit_as_language_md_writes_it(tmp_path):
     facts = [f for f, _s, _e in rb.extract("P1 is stored at 12 ℃.")]
     assert [f.args[1] for f in facts] == [v("12 °C")]
     assert {x.message for x in ForwardChainer(rb.forward_rules).run(facts).violations} == {"p1 too warm"}
+
+
+def test_max_and_min_of_two_values(tmp_path):
+    # issue 48: "the greater of this policy's entitlement and the statutory one"
+    (tmp_path / "r.rules").write_text('''type person "person"
+entity person ann "Ann Lee"
+entity person bo "Bo Chen"
+relation policy_leave(p: person, d: duration[day]) "policy leave"
+relation statutory_leave(p: person, d: duration[day]) "statutory leave"
+relation leave(p: person, d: duration[day]) "annual leave"
+relation least(p: person, d: duration[day]) "lesser leave"
+fact policy_leave(ann, "25 days")
+fact statutory_leave(ann, "28 days")
+fact policy_leave(bo, "30 days")
+fact statutory_leave(bo, "28 days")
+goal G_LEAVE "The greater of the policy's and the statutory entitlement":
+    leave(?p, max(?a, ?b)) if policy_leave(?p, ?a) and statutory_leave(?p, ?b)
+goal G_LEAST "The lesser":
+    least(?p, min(?a, ?b)) if policy_leave(?p, ?a) and statutory_leave(?p, ?b)
+''', encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    chainer = BackwardChainer(rb.backward_rules, rb.facts)
+    got = {(rel, who): chainer.prove(rel, (who, Var("x")))[0].args[1] for rel in ("leave", "least")
+           for who in ("ann", "bo")}
+    assert got == {("leave", "ann"): v("28 days"), ("leave", "bo"): v("30 days"),
+                   ("least", "ann"): v("25 days"), ("least", "bo"): v("28 days")}
+
+
+@pytest.mark.parametrize("body, phrase", [
+    ('x(?p, max(?a, ?t)) if policy_leave(?p, ?a) and title(?p, ?t)', "max of two values takes two numbers"),
+    ('x(?p, max(?a, ?m)) if policy_leave(?p, ?a) and pay(?p, ?m)', "got duration and money"),
+])
+def test_max_of_two_values_of_different_kinds_is_an_error(tmp_path, body, phrase):
+    (tmp_path / "r.rules").write_text('''type person "person"
+entity person ann "Ann Lee"
+relation policy_leave(p: person, d: duration[day]) "policy leave"
+relation title(p: person, t: text) "title"
+relation pay(p: person, m: money[GBP]) "pay"
+relation x(p: person, d: duration[day]) "x"
+goal G "g": ''' + body + "\n", encoding="utf-8")
+    with pytest.raises(RuleErrors) as info:
+        load_rulebase(tmp_path)
+    assert phrase in str(info.value) and ":7:" in str(info.value)

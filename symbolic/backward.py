@@ -109,11 +109,26 @@ class BackwardChainer:
         if depth > self.max_depth:
             asked.depth_limited = True
             return {}
+        rules = self.rules_by_head.get(relation, ())
+        if pattern and not isinstance(pattern[-1], m.Var) and any(r.ordered for r in rules):
+            # first match decides: what the goals decide for the subject, then whether it is the value asked
+            opened = self._solve(relation, (*pattern[:-1], m.Var("#value")), depth, stack, why)
+            result = {args: node for args, node in opened.items() if args[-1] == pattern[-1]}
+            self._memo[key] = result
+            asked.cf = max((n.cf for n in result.values()), default=None)
+            return result
         found: dict[tuple, list[Support]] = {}
         for f in self.facts.get(relation, ()):
             if len(f.args) == len(pattern) and all(isinstance(p, m.Var) or p == a for p, a in zip(pattern, f.args)):
                 found.setdefault(f.args, []).append(Support(effective_cf(f), fact=f))
-        for rule in self.rules_by_head.get(relation, ()):
+        decided: dict[tuple, str] = {}     # an ordered relation's subject -> the goal that proved a value for it
+        for rule in rules:
+            if rule.ordered:
+                for args, sups in found.items():
+                    first = next((s.rule.id for s in sups
+                                  if s.rule is not None and s.rule.id != rule.id and s.cf > THRESHOLD), None)
+                    if first is not None:
+                        decided.setdefault(args[:-1], first)
             env = _unify_head(rule.head, pattern)
             if env is None or not self.from_claim[(rule.id, rule.variant)] <= env.keys():
                 continue   # a value the premises only check cannot be enumerated: it must be asked
@@ -129,6 +144,8 @@ class BackwardChainer:
                     continue
                 if any(not isinstance(p, m.Var) and p != a for p, a in zip(pattern, args)):
                     continue   # a computed argument (`?x * ?n`) that is not the value asked about
+                if rule.ordered and decided.get(args[:-1], rule.id) != rule.id:
+                    continue   # an earlier goal decided this subject
                 found.setdefault(args, []).append(Support(cf, rule=rule, premise_cf=pcf, premises=premises))
         result = {args: Node(relation, args, combine_all([s.cf for s in sups]), sups) for args, sups in found.items()}
         self._memo[key] = result

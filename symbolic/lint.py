@@ -9,8 +9,8 @@ from .errors import Location, RuleError, source_line
 
 STATEMENT_KEYWORDS = ["include", "type", "entity", "relation", "pattern", "fact", "rule", "goal", "rate",
                       "holiday", "link"]
-KEYWORDS = STATEMENT_KEYWORDS + ["aka", "unique", "limit", "cf", "salience", "if", "then", "and", "or", "not", "assert",
-                                 "violation"]
+KEYWORDS = STATEMENT_KEYWORDS + ["aka", "unique", "limit", "ordered", "cf", "salience", "if", "then", "and", "or",
+                                 "not", "assert", "violation"]
 _STRING_OR_COMMENT = re.compile(r're?"(?:[^"\\\n]|\\.)*"|#[^\n]*')
 # "$5,000" outside quotes: the comma would split it into two arguments (5 and 000)
 _MONEY_COMMA = re.compile(r"(?<![\w.])[$¥￥€£]\s*\d{1,3}(?:,\d{3})+(?:\.\d+)?")

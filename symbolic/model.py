@@ -188,6 +188,7 @@ class RelationSig:
     unique: bool          # declared `unique`: one value per subject even for an entity-typed last arg
     location: Location
     limit: str | None = None   # declared `limit upper|lower|none`; None: read from the relation's names
+    ordered: bool = False      # declared `ordered`: of its goals, the first that proves a value for a subject decides
 
     @property
     def arity(self) -> int:
@@ -266,6 +267,7 @@ class BackwardRule:
     location: Location
     kind: str = "goal"
     variant: int = 0      # which alternative of an `or`
+    ordered: bool = False   # its relation is `ordered`: goals are tried in the order written (first match decides)
 
 
 def term_vars(term: Any) -> set[str]:

@@ -203,9 +203,10 @@ class _Build(Transformer):
         name, *rest = c
         params = [p for p in rest if isinstance(p, m.Param)]
         tail = rest[len(params):]
-        label, aliases, unique, limit = tail
+        label, aliases, unique, limit, ordered = tail
         self.out.relations.append(m.RelationSig(str(name), params, _unquote(str(label)) if label else None,
-                                                aliases or [], unique is not None, self.loc(name), limit))
+                                                aliases or [], unique is not None, self.loc(name), limit,
+                                                ordered is not None))
 
     def pattern_decl(self, c):
         pid, cf, text, *atoms = c

@@ -271,6 +271,9 @@ def _load(target: str | Path | list, max_statements: int | None) -> RuleBase:
         ck.errors.sort(key=lambda e: (rb.files.index(e.path) if e.path in rb.files else 0, e.line or 0, e.column or 0))
         raise RuleErrors(ck.errors)
     rb.warnings = ck.warnings
+    for goal in rb.backward_rules:       # an `ordered` relation's goals decide in the order written
+        sig = rb.relations.get(goal.head.relation)
+        goal.ordered = bool(sig is not None and sig.ordered)
     release_gradually(*(lst for pf in parsed for lst in vars(pf).values() if isinstance(lst, list)))
     return rb
 

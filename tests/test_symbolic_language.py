@@ -258,3 +258,39 @@ goal G "g": ''' + body + "\n", encoding="utf-8")
     with pytest.raises(RuleErrors) as info:
         load_rulebase(tmp_path)
     assert phrase in str(info.value) and ":7:" in str(info.value)
+
+
+def test_an_ordered_relations_first_matching_goal_decides(tmp_path):
+    # issue 48: "the first rule that matches decides the grade" took an author nine rules with `not` guards
+    (tmp_path / "r.rules").write_text('''type person "person"
+entity person ann "Ann Lee"
+entity person bo "Bo Chen"
+entity person cy "Cy Park"
+type band "band"
+entity band senior "senior"
+entity band middle "middle"
+entity band junior "junior"
+relation years(p: person, n: number) "years of service"
+relation band(p: person, b: band) "pay band" ordered
+relation plain_band(p: person, b: band) "band, every goal"
+fact years(ann, 12)
+fact years(bo, 6)
+fact years(cy, 1)
+goal G_SENIOR "Ten years or more: senior": band(?p, senior) if years(?p, ?n) and ?n >= 10
+goal G_MIDDLE "Five years or more: middle": band(?p, middle) if years(?p, ?n) and ?n >= 5
+goal G_JUNIOR "Everyone else: junior": band(?p, junior) if years(?p, ?n)
+goal P_SENIOR "senior": plain_band(?p, senior) if years(?p, ?n) and ?n >= 10
+goal P_JUNIOR "junior": plain_band(?p, junior) if years(?p, ?n)
+''', encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    assert rb.relations["band"].ordered and not rb.relations["plain_band"].ordered
+    chainer = BackwardChainer(rb.backward_rules, rb.facts)
+    assert sorted(n.args for n in chainer.prove("band", (Var("p"), Var("b")))) == \
+        [("ann", "senior"), ("bo", "middle"), ("cy", "junior")]
+    assert [n.args for n in chainer.prove("band", ("bo", Var("b")))] == [("bo", "middle")]
+    # a claim of a value a later goal would give is not proved: the earlier goal decided
+    assert chainer.prove("band", ("bo", "junior")) == []
+    assert [n.rule_ids for n in chainer.prove("band", ("bo", "middle"))] == [["G_MIDDLE"]]
+    # without `ordered`, every goal that holds proves its value
+    assert sorted(n.args for n in chainer.prove("plain_band", ("ann", Var("b")))) == \
+        [("ann", "junior"), ("ann", "senior")]

@@ -13,7 +13,7 @@ from pipeline.text.terms import content_terms, shares_context
 from pipeline.text.values import EvidenceValue, ValueMention
 from pipeline.types import ClaimReport, Verdict, Violation
 from symbolic import Claim, Fact, RuleBase, Verification
-from symbolic.dependencies import only_derived
+from symbolic.dependencies import premises_of
 from symbolic.model import RelationSig
 from symbolic.values import Date, Money, Percentage, Quantity
 
@@ -161,18 +161,18 @@ def _fact_text(fact: Fact, passages: Sequence[PassageLike]) -> dict:
             "superseded": bool(prov.superseded)}
 
 
-def _value_fallback(claim: Claim, values: Sequence[EvidenceValue],
-                    rulebase: RuleBase | None = None) -> tuple[float, str] | None:
+def _value_fallback(claim: Claim, values: Sequence[EvidenceValue], rulebase: RuleBase | None = None,
+                    evidence: Sequence[Fact] = ()) -> tuple[float, str] | None:
     """The rule patterns miss many phrasings (tables, headings carry the subject): a claim the verifier
     found *nothing* about is still grounded when a passage it cites states its exact value -- in a sentence,
     table row, column or section that says a word of the claimed relation's name, when ``rulebase`` knows the
     relation. "3 hours" in the LX-500 datasheet's row "Charging time, 0 to 100 % | 3 hours" does not ground
     "runs on one battery charge for 3 hours" as its runtime per charge (a 0.5B int8-fast answer, verified
-    before this); the row "Runtime per charge | up to 8 hours" does. A relation the rules alone derive (no
-    pattern reads it, no fact states it) has no value but a proved one: the verifier has tried to prove it, and
-    a number its sources state is one of the rules' inputs, stated for something else (a grade's leave said as a
-    person's whose grade the rules cannot reach)."""
-    if not claim.fact.args or (rulebase is not None and only_derived(rulebase, claim.fact.relation)):
+    before this); the row "Runtime per charge | up to 8 hours" does. A relation the rules derive, of which the
+    sources state no fact (``evidence``), has no value but a proved one: the verifier has tried to prove it, and a
+    number its sources state is one of the rules' inputs, stated for something else (a grade's leave said as a
+    person's whose grade the rules cannot reach; blind/05 un-07)."""
+    if not claim.fact.args or rules_own(rulebase, claim.fact.relation, evidence):
         return None
     value = claim.fact.args[-1]
     hits = [ev for ev in values if ev.doc_id in claim.cited and values_match(value, ev.value)]
@@ -185,6 +185,12 @@ def _value_fallback(claim: Claim, values: Sequence[EvidenceValue],
     cf = VALUE_FALLBACK_CF * (SUPERSEDED_CF_FACTOR if ev.superseded else 1.0)
     return cf, (f"no pattern read {claim.fact.relation} from the documents, but the cited {ev.doc_id} states "
                 f"the value {ev.text!r} (value match, CF {cf:.2f})")
+
+
+def rules_own(rulebase: RuleBase | None, relation: str, evidence: Sequence[Fact]) -> bool:
+    """Whether the rules derive ``relation`` and the sources state none of its facts: its values are proofs'."""
+    return rulebase is not None and relation in premises_of(rulebase) \
+        and not any(f.relation == relation for f in evidence)
 
 
 def names_relation(ev: EvidenceValue, sig: RelationSig) -> bool:
@@ -228,11 +234,11 @@ def relation_reports(verification: Verification, evidence: Sequence[Fact], passa
         claim = cv.claim
         verdict, cf, explanation = cast(Verdict, cv.verdict), float(cv.cf), cv.explanation   # one of VERDICTS
         if verdict == "unsupported":
-            fallback = _value_fallback(claim, values, rulebase)
+            fallback = _value_fallback(claim, values, rulebase, evidence)
             if fallback is not None:
                 cf, how = fallback
                 verdict, explanation = "supported", explanation + "\n" + how
-            elif rulebase is not None and only_derived(rulebase, claim.fact.relation):
+            elif rules_own(rulebase, claim.fact.relation, evidence):
                 explanation += (f"\nonly the rules derive {claim.fact.relation}, and they prove no such value: a "
                                 f"number the sources state is no value of it")
         elif verdict == "supported":

@@ -155,7 +155,8 @@ def load_document(root: Path, rel: str | Path, limits: LoadLimits | None = None)
         tags=[str(t).strip() for t in tags if str(t).strip()],
         effective_date=_meta_str(fm, "effective_date", doc_id), supersedes=supersedes, body_start=body_start,
         authority=authority.lower() if authority else None, banner=banner[0] if banner else None,
-        banner_ref=banner[1] if banner else None, page_starts=page_starts, subject=_meta_str(fm, "subject", doc_id))
+        banner_ref=banner[1] if banner else None, page_starts=page_starts, subject=_meta_str(fm, "subject", doc_id),
+        declared_superseded_by=_meta_str(fm, "superseded_by", doc_id))
     return Document(meta=meta, text=text)
 
 

@@ -27,6 +27,7 @@ class DocumentMeta:
     subject: str | None = None        # front matter `subject:`: what the document is about (a product, an office)
     listed: bool | None = None        # named by the KB's register (retrieval/register.py); None: the KB has none
     superseded_why: str | None = None  # what marks it superseded: "front matter of X" or "banner: '...'"
+    declared_superseded_by: str | None = None  # its own front matter `superseded_by:` (a doc id, file or title)
 
 
 @dataclass

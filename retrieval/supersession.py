@@ -1,4 +1,5 @@
-"""Which document supersedes which: front matter `supersedes:` and a document's own banner."""
+"""Which document supersedes which: front matter (`supersedes:` of the newer, `superseded_by:` of the older) and a
+document's own banner."""
 from __future__ import annotations
 
 import logging
@@ -107,8 +108,9 @@ def resolve_ref(ref: str, docs: list[DocumentMeta], self_id: str) -> str | None:
 def link_supersedes(docs: list[Document], report: IngestReport) -> None:
     """Mark superseded documents (`superseded_by`) and list each case in report.superseded.
 
-    Front matter first (the later effective_date wins a conflict), then banners: a banner naming a
-    KB document links to it, one naming none marks the document superseded by BANNER_UNRESOLVED.
+    Front matter first: a newer version's `supersedes:` (the later effective_date wins a conflict), then a
+    document's own `superseded_by:`; then banners: a banner naming a KB document links to it, one naming none (as
+    an own `superseded_by:` naming none) marks the document superseded by BANNER_UNRESOLVED.
     """
     by_id = {d.meta.doc_id: d.meta for d in docs}
     how: dict[str, str] = {}
@@ -130,6 +132,16 @@ def link_supersedes(docs: list[Document], report: IngestReport) -> None:
             target.superseded_by = m.doc_id
             how[target.doc_id] = f"front matter of {m.doc_id}"
     metas = list(by_id.values())
+    for m in metas:     # a document's own front matter `superseded_by:` (the newer version's `supersedes:` wins)
+        if m.declared_superseded_by is None or m.superseded_by is not None:
+            continue
+        declared = m.declared_superseded_by
+        named = declared if declared in by_id and declared != m.doc_id else resolve_ref(declared, metas, m.doc_id)
+        m.superseded_by = named or BANNER_UNRESOLVED
+        how[m.doc_id] = f"its own front matter: superseded_by {declared!r}"
+        if named is None:
+            report.warnings.append(f"{m.doc_id}: its front matter's superseded_by names {declared!r}, which matches "
+                                   "no document of the knowledge base; marked superseded anyway")
     for m in metas:
         if m.banner is None:
             continue

@@ -20,7 +20,7 @@ from .patterns import CompiledPattern, PatternError, compile_pattern, name_regex
 # In a pattern's conclusion, ?document stands for the entity the document is about (its front matter `subject:`,
 # else the one entity of the argument's type its title names): a datasheet's rows without a subject column.
 DOCUMENT = "document"
-from .provenance import with_document_relations
+from .provenance import DOCUMENT_RELATIONS, with_document_relations
 from .rates import check_rates, convert
 from .values import Money, Quantity, canonical_currency, parse_value
 
@@ -317,6 +317,7 @@ def _check_pattern(p: m.Pattern, ck: Checker, rb: RuleBase, aliases_by_type) -> 
 def _reachability(rb: RuleBase, ck: Checker) -> None:
     """Warn about goals that can never be proved: a premise relation nothing produces."""
     produced = {cp.pattern.atom.relation for cp in rb.patterns} | {f.relation for f in rb.facts}
+    produced |= set(DOCUMENT_RELATIONS)      # every document's status, effective date and authority
     produced |= {a.atom.relation for r in rb.forward_rules for a in r.actions if isinstance(a, m.AssertAction)}
     changed = True
     while changed:

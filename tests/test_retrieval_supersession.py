@@ -62,6 +62,11 @@ def kb_index(tmp_path_factory):
     write(kb, "zh/old.md", "# 报销制度\n\n本制度已被《不存在的制度》取代。\n\n报销期限为60天。\n")
     write(kb, "hr/fm.md", "---\nsupersedes: hr/banner_conflict.md\n---\n# FM\n\nNew rules.\n")
     write(kb, "hr/banner_conflict.md", "# Old\n\nSuperseded by hr/leave_2025.md.\n\nOld rules.\n")
+    # its own front matter says so, and nothing else does (issue 48: an author's `superseded_by:` was not read)
+    write(kb, "fin/claims_2023.md", "---\ntitle: Claims 2023\nsuperseded_by: claims_2025.md\n---\n# Claims\n\n"
+          "Claims within 60 days.\n")
+    write(kb, "fin/claims_2025.md", "---\ntitle: Claims 2025\n---\n# Claims\n\nClaims within 30 days.\n")
+    write(kb, "fin/lost.md", "---\nsuperseded_by: Expenses Manual 2030\n---\n# Lost\n\nOld text.\n")
     report = ingest(kb, root / "index", embedder="hashing")
     return kb, root / "index", report
 
@@ -75,8 +80,13 @@ def test_superseded_from_banners_and_front_matter(kb_index):
     assert got["hr/old_remote.md"] == (BANNER_UNRESOLVED, "banner: 'This policy is no longer in force.'")
     assert got["zh/old.md"][0] == BANNER_UNRESOLVED  # names a title that is not in the KB: still superseded
     assert got["hr/banner_conflict.md"] == ("hr/fm.md", "front matter of hr/fm.md")  # front matter wins
+    assert got["fin/claims_2023.md"] == ("fin/claims_2025.md", "its own front matter: superseded_by 'claims_2025.md'")
+    assert got["fin/lost.md"][0] == BANNER_UNRESOLVED   # names no document of the KB: superseded all the same
+    assert any("fin/lost.md: its front matter's superseded_by names 'Expenses Manual 2030'" in w
+               for w in report.warnings)
     assert set(got) == {"travel/2023.md", "hr/leave_2024.md", "hr/old_remote.md", "zh/old.md",
-                        "hr/banner_conflict.md"}  # the 2025 edition's "2023 policy is superseded" is not a banner
+                        "hr/banner_conflict.md", "fin/claims_2023.md", "fin/lost.md"}
+    # (the 2025 edition's "2023 policy is superseded" is not a banner)
     assert any("zh/old.md: its banner names '《不存在的制度》'" in w for w in report.warnings)
     assert any("hr/banner_conflict.md: its banner names hr/leave_2025.md, front matter says hr/fm.md" in w
                for w in report.warnings)

@@ -100,3 +100,13 @@ def test_facts_yaml_and_closed_entity_types(tmp_path, capsys):
     got = load_facts_file(f, rb)
     assert [(str(x), x.cf) for x in got] == [("grade_of(amy, g3)", 0.8), ("approval_limit(g3, 100 EUR)", 1.0)]
     assert json.dumps([x.to_dict() for x in got])   # plain data
+
+
+def test_a_goal_on_the_document_relations_is_reachable(tmp_path):
+    # the cookbook's author was told "nothing produces document_status": every document has a status
+    (tmp_path / "x.rules").write_text('type p\nentity p a "A"\nrelation allowance(p, money[EUR]) "allowance"\n'
+                                      'relation in_force(p, money[EUR]) "allowance in force"\n'
+                                      'pattern P: "{p} gets {x:money}" -> allowance(p, x)\n'
+                                      'goal G "current only": in_force(?p, ?x) if allowance(?p, ?x) from ?d and '
+                                      'document_status(?d, "current")\n')
+    assert [w.message for w in load_rulebase(tmp_path).warnings if "unreachable" in w.message] == []

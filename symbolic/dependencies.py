@@ -51,6 +51,12 @@ def derived_from(rulebase: "RuleBase", relation: str) -> set[str]:
     return seen
 
 
+def kin(rulebase: "RuleBase", a: str, b: str) -> bool:
+    """Two relations one derives from the other, or sharing a relation they derive from (an approval check and the
+    limit it tests; a stay's limit and the nightly limit it multiplies)."""
+    return bool((derived_from(rulebase, a) | {a}) & (derived_from(rulebase, b) | {b}))
+
+
 @lru_cache(maxsize=8)
 def stated_relations(rulebase: "RuleBase") -> frozenset[str]:
     """The relations the documents or the rule files state directly: concluded by a pattern or a `fact`."""

@@ -46,7 +46,7 @@ def test_the_answer_says_no_then_whose_limit_covers_it(tmp_path):
     r = a.ask("Can Dr Callum Reid approve a GBP 20,000 order?")
     assert r.status == "verified", r.reason
     assert r.answer == ("No. Dr Callum Reid's grant approval limit is GBP 12,000 (grade: HG8) [1]. The value in the "
-                        "question is above this limit. The grant approval limit of a grade for HG9 is GBP 40,000 [1], "
+                        "question is above this limit. The grant approval limit for HG9 is GBP 40,000 [1], "
                         "the lowest limit that covers the value in the question.")
     assert [(c.relation, c.verdict) for c in r.claims] == [("person_limit", "supported"), ("grade_limit", "supported")]
     assert r.limit_breaches[0]["covered_by"]["value"] == "40000 GBP"

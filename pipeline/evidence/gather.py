@@ -17,6 +17,7 @@ from pipeline.evidence.links import link_queries
 from pipeline.evidence.passage_facts import extract_evidence
 from pipeline.evidence.scope import Scope, question_scope, source_conflict
 from pipeline.proof.approver import covering_limit
+from pipeline.proof.attribute import counted_per_another_period, names_another_attribute
 from pipeline.proof.limit_check import LimitBreach, breached_limits
 from pipeline.proof.limits import with_checked_limits
 from pipeline.proof.proving import ProvenAnswer, prove, value_places
@@ -207,8 +208,15 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
         ctx.corrections = [c for c in disproved_premises(focus, rulebase, facts) if not for_someone_else(c.proof)]
         # with its premises disproved, a question is answered for what it asks besides them
         ask = asked_beyond(focus, ctx.corrections) if ctx.corrections else focus
+        def another_attribute(proof: ProvenAnswer) -> bool:
+            why = names_another_attribute(proof, focus, rb) or counted_per_another_period(proof, focus, rb)
+            if why is not None:
+                ctx.out_of_scope.append(f"a proof of {proof.fact} set aside: {why}")
+            return why is not None
+
         ctx.proof = prove(ask, rulebase, facts, off_question=lambda proof: _counted_otherwise(
-            question, proof, ctx.kb, ctx.candidates) or for_someone_else(proof)) if ask is not None else None
+            question, proof, ctx.kb, ctx.candidates) or for_someone_else(proof) or another_attribute(proof)) \
+            if ask is not None else None
         if ctx.proof is not None:
             ctx.proof_passages = proof_passages(ctx.proof, ctx.candidates, ctx.kb, rulebase, question)
         ctx.breaches = [b for b in breached_limits(focus, rulebase, facts, implied=implied)

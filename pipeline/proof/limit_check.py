@@ -19,7 +19,7 @@ from pipeline.text.citations import mask_citations
 from pipeline.text.script import is_chinese
 from pipeline.text.sentences import last_sentence, sentences
 from symbolic import BackwardChainer, Claim, Fact, RuleBase
-from symbolic.dependencies import derived_from
+from symbolic.dependencies import derived_from, kin
 from symbolic.values import Value, format_value, parse_value, value_type
 
 # The relations a stated value can be must trail the best-named one by more than this share of their names,
@@ -243,7 +243,7 @@ def names_another_limit(focus: QuestionFocus, rulebase: RuleBase, goal: Goal) ->
               if limit_direction(sig) is not None and sig.params and sig.params[-1].type == kind}
     own = max((name_score(limits[r], terms) for r in used if r in limits), default=0.0)
     return any(name_score(sig, terms) >= max(RIVAL_NAMED, own + 1e-9)
-               for r, sig in limits.items() if r not in used)
+               for r, sig in limits.items() if not kin(rulebase, r, goal.relation))
 
 
 def _past_every_binding(focus: QuestionFocus, rulebase: RuleBase, value: Value, span: tuple[int, int],

@@ -96,7 +96,8 @@ def entity_label(rulebase: RuleBase, value: object) -> str:
     return e.label if e else str(value)
 
 
-def _type_fits(sig: RelationSig, types: frozenset[str]) -> bool:
+def type_fits(sig: RelationSig, types: frozenset[str]) -> bool:
+    """Whether the relation's value is of a kind the question asks (any, when it names none)."""
     last = sig.params[-1].type
     if not types:
         return True
@@ -149,7 +150,7 @@ def sole_entities(rulebase: RuleBase) -> dict[str, str]:
 
 def value_fits(sig: RelationSig, types: frozenset[str], currency: str | None) -> bool:
     """The relation's value is of a kind the question asks for (and in the currency it asks in)."""
-    return _type_fits(sig, types) and _currency_fits(sig, currency)
+    return type_fits(sig, types) and _currency_fits(sig, currency)
 
 
 # A singular third-person pronoun ("Can he approve ...?", and the Chinese "he", "she"); not the Chinese "other"
@@ -224,7 +225,7 @@ def _named_goals(rulebase: RuleBase, focus: QuestionFocus, types: frozenset[str]
     currency = asked_currency(focus.question)
     goals = []
     for sig in rulebase.relations.values():
-        if sig.arity < 2 or not _type_fits(sig, types) or not _currency_fits(sig, currency):
+        if sig.arity < 2 or not type_fits(sig, types) or not _currency_fits(sig, currency):
             continue
         score = relation_score(sig, relation_terms)
         if score < least or (score > 0 and named_by_time_alone(sig, relation_terms)):

@@ -1,0 +1,46 @@
+"""Whether a proof is of the attribute the question names: a relation the question names better, of the kind it
+asks, that nothing it names binds (so no goal of it was parsed) is what it asks, and a proof of a worse-named,
+unrelated relation answers another attribute ("the variation limit of the person Liam reports to" is not
+answered by that person's purchase order limit)."""
+from __future__ import annotations
+
+from pipeline.proof.proving import ProvenAnswer
+from pipeline.question.focus import QuestionFocus, relation_label, type_fits
+from pipeline.question.naming import relation_names, relation_score
+from pipeline.text.periods import periods
+from symbolic import RuleBase
+from symbolic.dependencies import kin
+
+# How much better another relation must be named than the proved one, and how much of its name said at least.
+BETTER_BY = 0.2
+NAMED_ENOUGH = 0.6
+
+
+def names_another_attribute(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
+    """Why ``proof`` is not of what the question asks: the relation the question names better (by BETTER_BY of
+    its name, and NAMED_ENOUGH of it at least), of a kind it asks, unrelated to the proved one; None when there is
+    none."""
+    terms = focus.relation_terms
+    own = relation_score(rulebase.relations[proof.goal.relation], terms)
+    best, best_score = None, max(own + BETTER_BY, NAMED_ENOUGH)
+    for sig in rulebase.relations.values():
+        if sig.name == proof.goal.relation or sig.arity < 2 or not type_fits(sig, focus.answer_types):
+            continue
+        score = relation_score(sig, terms)
+        if score >= best_score and not kin(rulebase, sig.name, proof.goal.relation):
+            best, best_score = sig.name, score
+    if best is None:
+        return None
+    return (f"the question names the {relation_label(rulebase, best)} better than the proved "
+            f"{relation_label(rulebase, proof.goal.relation)}, and nothing it names binds that")
+
+
+def counted_per_another_period(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
+    """Why ``proof`` is not the rate asked: the question counts per one period ("per hour") and every name of the
+    proved relation that counts per a period counts per others ("operator per day"); None otherwise."""
+    asked = periods(focus.question)
+    named = set().union(set(), *(periods(n) for n in relation_names(rulebase.relations[proof.goal.relation])))
+    if not asked or not named or asked & named:
+        return None
+    return (f"the question asks per {', '.join(sorted(asked))}, and the {relation_label(rulebase, proof.goal.relation)} "
+            f"is counted per {', '.join(sorted(named))}")

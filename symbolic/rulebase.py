@@ -14,7 +14,7 @@ from .files import (MAX_STATEMENTS, collect as _collect, content_version, releas
                     rule_files)  # (release_gradually is re-exported)
 from .lint import regex_habits
 from .strata import strata
-from .tables import typed_view
+from .tables import TypedView, typed_view
 from .patterns import CompiledPattern, PatternError, compile_pattern, name_regex, normalise_name
 
 # In a pattern's conclusion, ?document stands for the entity the document is about (its front matter `subject:`,
@@ -74,44 +74,64 @@ class RuleBase:
         """Facts the extraction patterns find in ``text``, with their character spans in ``text``.
         Fact provenance spans are offset by ``source.start`` (the text's position in its document). A table
         cell holding a bare number reads with its column header's unit ("Limit (USD) | 1,000" as USD 1,000;
-        ``table_header``: the header a chunk of rows cut from it carries). ``subject``: what the document is
+        ``table_header``: the header a chunk of rows cut from it carries), or its row label's ("Max draught (m) |
+        12.5"), for a pattern that reads nothing from the cell as bare. ``subject``: what the document is
         about (its front matter ``subject:``, else its title), the entity a pattern's ``?document`` stands for."""
         base = source.start or 0
         seen: set[tuple] = set()
         out: list[tuple[Fact, int, int]] = []
-        view = typed_view(text, table_header)
-        text = view.text
-        for cp in self.patterns:
-            sig = self.relations[cp.pattern.atom.relation]
-            for match in cp.regex.finditer(text):
-                match = self._nearest(cp, text, match)
-                # a placeholder inside an optional part or a choice may not take part in the match
-                bound = {cap.name: self._read(cap.type, match.group(cap.group)) for cap in cp.captures}
-                if DOCUMENT in cp.subject_types:
-                    bound[DOCUMENT] = self.named_in(subject, cp.subject_types[DOCUMENT])
-                if any(bound[a.name] is None for a in cp.pattern.atom.args if isinstance(a, m.Var)):
-                    continue  # an argument is missing or unreadable: no fact (unused placeholders are context)
-                args = []
-                for a, p in zip(cp.pattern.atom.args, sig.params):
-                    v = bound[a.name] if isinstance(a, m.Var) else a.value
-                    if isinstance(v, Quantity) and p.unit:
-                        try:
-                            v = v.to(p.unit)
-                        except ValueError:
-                            pass
-                    elif isinstance(v, Money) and p.unit and self.rates:
-                        # a relation's declared currency: a declared rate converts an amount in another
-                        v = convert(v, canonical_currency(p.unit), self._rate_table()) or v
-                    args.append(v)
-                s, e = view.original(match.start()), view.original(match.end())
-                key = (sig.name, tuple(args), s, e)
-                if key in seen:
-                    continue
-                seen.add(key)
-                prov = replace(source, start=base + s, end=base + e,
-                               rule_id=cp.pattern.id if source.rule_id is None else source.rule_id)
-                out.append((Fact(sig.name, tuple(args), cp.pattern.cf, prov), s, e))
+        # a row label's unit ("Bollard pull (t) | 70") types the cells its header leaves bare, for the patterns that
+        # read them so; a pattern reading the bare number ("{n:number}") keeps what it read without it
+        views = [typed_view(text, table_header, row_labels=False)]
+        with_rows = typed_view(text, table_header)
+        if with_rows.text != views[0].text:
+            views.append(with_rows)
+        read: dict[str, list[tuple[int, int]]] = {}
+        for k, view in enumerate(views):
+            for cp in self.patterns:
+                for fact, s, e in self._read_with(cp, view, subject, source, base):
+                    if k and any(s < e2 and s2 < e for s2, e2 in read.get(cp.pattern.id, ())):
+                        continue
+                    if k == 0:
+                        read.setdefault(cp.pattern.id, []).append((s, e))
+                    key = (fact.relation, fact.args, s, e)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    out.append((fact, s, e))
         out.sort(key=lambda t: (t[1], t[2]))
+        return out
+
+    def _read_with(self, cp: CompiledPattern, view: TypedView, subject: str | None, source: Provenance,
+                   base: int) -> list[tuple[Fact, int, int]]:
+        """The facts one pattern reads from one typed view of a text, with their spans in the original."""
+        sig = self.relations[cp.pattern.atom.relation]
+        text = view.text
+        out: list[tuple[Fact, int, int]] = []
+        for match in cp.regex.finditer(text):
+            match = self._nearest(cp, text, match)
+            # a placeholder inside an optional part or a choice may not take part in the match
+            bound = {cap.name: self._read(cap.type, match.group(cap.group)) for cap in cp.captures}
+            if DOCUMENT in cp.subject_types:
+                bound[DOCUMENT] = self.named_in(subject, cp.subject_types[DOCUMENT])
+            if any(bound[a.name] is None for a in cp.pattern.atom.args if isinstance(a, m.Var)):
+                continue  # an argument is missing or unreadable: no fact (unused placeholders are context)
+            args = []
+            for a, p in zip(cp.pattern.atom.args, sig.params):
+                v = bound[a.name] if isinstance(a, m.Var) else a.value
+                if isinstance(v, Quantity) and p.unit:
+                    try:
+                        v = v.to(p.unit)
+                    except ValueError:
+                        pass
+                elif isinstance(v, Money) and p.unit and self.rates:
+                    # a relation's declared currency: a declared rate converts an amount in another
+                    v = convert(v, canonical_currency(p.unit), self._rate_table()) or v
+                args.append(v)
+            s, e = view.original(match.start()), view.original(match.end())
+            prov = replace(source, start=base + s, end=base + e,
+                           rule_id=cp.pattern.id if source.rule_id is None else source.rule_id)
+            out.append((Fact(sig.name, tuple(args), cp.pattern.cf, prov), s, e))
         return out
 
     def _nearest(self, cp: CompiledPattern, text: str, match: re.Match) -> re.Match:

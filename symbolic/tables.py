@@ -1,4 +1,5 @@
-"""Table cells whose unit is in their column's header ("Limit per purchase (USD) | 1,000", "年假（工作日） | 15"):
+"""Table cells whose unit is in their column's header ("Limit per purchase (USD) | 1,000", "年假（工作日） | 15") or in
+their row's label ("Max draught (m) | 12.5"):
 patterns read such a cell as the number with the header's unit, through a view of the text where the unit is
 written after the number, and spans map back to the text as written."""
 from __future__ import annotations
@@ -32,6 +33,12 @@ def header_unit(header: str) -> str | None:
             if not isinstance(value, Quantity) or value.unit:   # a bare number is no unit
                 return unit
     return None
+
+
+def row_label_unit(label: str) -> str | None:
+    """The unit a table row's label gives in closing brackets ("Max draught (m)", "行政费（元/件）"), or None: a row
+    label's words alone ("Weeks") are no unit, unlike a column header's."""
+    return header_unit(label) if _BRACKETED.search(label.strip()) else None
 
 
 def _cells(line: str) -> list[tuple[int, int]]:
@@ -73,9 +80,10 @@ class TypedView:
         return pos - shift
 
 
-def typed_view(text: str, carried_header: str | None = None) -> TypedView:
-    """The view of ``text`` in which a table cell holding a bare number reads with its column header's unit.
-    ``carried_header``: the table header a chunk cut from it carries (Passage.context_prefix)."""
+def typed_view(text: str, carried_header: str | None = None, row_labels: bool = True) -> TypedView:
+    """The view of ``text`` in which a table cell holding a bare number reads with its column header's unit (and,
+    ``row_labels``, with its row label's bracketed unit where the header gives none). ``carried_header``: the
+    table header a chunk cut from it carries (Passage.context_prefix)."""
     if "|" not in text:
         return TypedView(text)
     lines = text.split("\n")
@@ -100,12 +108,16 @@ def typed_view(text: str, carried_header: str | None = None) -> TypedView:
             header = _header(carried_header.split("\n"))
             first_row = 0
         units = [header_unit(h) for h in header] if header else []
-        for k in range(first_row, len(block)) if any(units) else ():
+        for k in range(first_row, len(block)):
             line = block[k]
             if _SEPARATOR.fullmatch(line):
                 continue
-            for col, (a, b) in enumerate(_cells(line)):
-                unit = units[col] if col < len(units) else None
+            cells = _cells(line)
+            # a row label's bracketed unit ("Max draught (m) | 12.5", "行政费（元/件） | 3,000") types the row's
+            # cells that their column's header leaves without one
+            row_unit = row_label_unit(line[cells[0][0]:cells[0][1]]) if cells and row_labels else None
+            for col, (a, b) in enumerate(cells):
+                unit = (units[col] if col < len(units) else None) or (row_unit if col > 0 else None)
                 if unit is None:
                     continue
                 bare = _BARE.fullmatch(line[a:b])

@@ -85,3 +85,29 @@ def test_ragged_and_empty_cells_read_nothing_wrongly(rb):
     assert [str(f) for f, _s, _e in rb.extract(ragged)] == ["approval_limit(l5, 1200 USD)"]
     view = typed_view(ragged)
     assert view.text.count("USD") == 2 and view.original(len(view.text)) == len(ragged)     # the header's and 1,200's
+
+
+ROW_RULES = r'''
+type tug "tug"
+entity tug brenna "CT Brenna"
+relation draught(t: tug, d: quantity[m]) "draught"
+relation hire_fee(t: tug, x: money[CNY]) "hire fee"
+relation pull_t(t: tug, n: number) "bollard pull in tonnes"
+pattern PD: "\| Max draught \(m\) \| {d:quantity} \|" -> draught(?document, d)
+pattern PF: "\| 租用费（元/小时） \| {x:money} \|" -> hire_fee(?document, x)
+pattern PN: "\| Bollard pull \(t\) \| {n:number} \|" -> pull_t(?document, n)
+'''
+SHEET = "| Property | Value |\n|---|---|\n| Max draught (m) | 4.5 |\n| 租用费（元/小时） | 1,150 |\n" \
+        "| Bollard pull (t) | 70 |\n| Crew | 4 |\n"
+
+
+def test_a_row_labels_unit_types_its_cells(tmp_path):
+    # issue 48 (blind/04's and blind/07's authors): "| 行政费（元/件） | 3,000 |" read nothing as money
+    view = typed_view("| Property | Value |\n|---|---|\n| Max draught (m) | 4.5 |\n| Crew | 4 |\n| Berths (2025) | 3 |")
+    assert view.text.splitlines()[2:] == ["| Max draught (m) | 4.5 m |", "| Crew | 4 |", "| Berths (2025) | 3 |"]
+    assert typed_view("| Fee (GBP) | 5 | 6 |", row_labels=False).text == "| Fee (GBP) | 5 | 6 |"
+    (tmp_path / "r.rules").write_text(ROW_RULES, encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    # the bare-number pattern (PN) keeps reading 70 as it did; the money and quantity ones read the row's unit
+    got = {(f.relation, f.args[1]) for f, _s, _e in rb.extract(SHEET, subject="CT Brenna")}
+    assert got == {("draught", v("4.5 m")), ("hire_fee", v("1150 元")), ("pull_t", v("70"))}

@@ -46,7 +46,8 @@ def call_type(ck: Any, e: m.Call, var_types: dict[str, str]) -> str | None:
                 f" (functions: {', '.join(sorted({**m.FUNCTIONS, **m.AGGREGATES}))})"
             ck.error(f"unknown function '{e.name}'{hint}", e.location)
         return None
-    if len(e.args) != arity:
+    window = m.aggregate_window(e) if e.name in m.AGGREGATES else None
+    if len(e.args) != arity + (window is not None):
         ck.error(f"{e.name} takes {arity} argument(s), got {len(e.args)}", e.location)
         return None
     if e.name in m.VALUE_EXTREMES and not isinstance(e.args[-1], m.Call):     # max(?a, ?b): of two values
@@ -70,6 +71,8 @@ def call_type(ck: Any, e: m.Call, var_types: dict[str, str]) -> str | None:
     atom = m.Atom(inner.name, inner.args, inner.location)
     local = dict(var_types)
     ck.check_atom(atom, local)
+    if window is not None and not _window_ok(ck, window, atom, local):
+        return None
     if e.name == "count":
         return "number"
     var = e.args[0]
@@ -78,6 +81,23 @@ def call_type(ck: Any, e: m.Call, var_types: dict[str, str]) -> str | None:
                  f"{e.name}(?v, {atom.relation}(…, ?v))", e.location)
         return None
     return local.get(var.name)
+
+
+def _window_ok(ck: Any, window: m.Call, atom: m.Atom, var_types: dict[str, str]) -> bool:
+    """`between(?v, lo, hi)`: ?v a variable of the aggregate's facts, its bounds values of its kind."""
+    if len(window.args) != 3 or not isinstance(window.args[0], m.Var) or \
+            window.args[0].name not in m.term_vars(atom):
+        ck.error(f"between(?v, low, high) bounds a variable of the facts it adds up: "
+                 f"between(?d, ?on - 30 days, ?on), {atom.relation}(…, ?d, …)", window.location)
+        return False
+    kind = var_types.get(window.args[0].name)
+    for bound in window.args[1:]:
+        t = ck.expr_type(bound, var_types)
+        if kind and t and t != kind:
+            ck.error(f"between's bounds must be of ?{window.args[0].name}'s kind ({kind}), got {t}",
+                     getattr(bound, "location", None) or window.location)
+            return False
+    return True
 
 
 def with_calendar(term: Any, holidays: frozenset) -> Any:

@@ -288,6 +288,18 @@ def term_vars(term: Any) -> set[str]:
     return set()
 
 
+# An aggregate's window: `sum(?y, between(?d, ?on - 30 days, ?on), purchase(?p, ?d, ?y))` adds up only the facts
+# whose ?d lies between the two bounds (inclusive): "related purchases within 30 days are added together".
+WINDOW = "between"
+
+
+def aggregate_window(call: Call) -> Call | None:
+    """The `between(?v, lo, hi)` an aggregate call's facts are bounded by, or None."""
+    if len(call.args) >= 2 and isinstance(call.args[-2], Call) and call.args[-2].name == WINDOW:
+        return call.args[-2]
+    return None
+
+
 def is_aggregate(call: Call) -> bool:
     """An aggregate over facts (``max(?v, p(?x, ?v))``), not ``max``/``min`` of two values (``max(?a, ?b)``)."""
     return call.name in AGGREGATES and bool(call.args) and isinstance(call.args[-1], Call)

@@ -123,6 +123,11 @@ def _aggregate(call: m.Call, env: dict[str, Any], solve: Solver | None) -> Any:
     seen: dict[tuple, dict[str, Any]] = {}
     for b in solve(m.Atom(inner.name, args, inner.location), env):
         seen.setdefault(tuple(sorted((k, repr(v)) for k, v in b.items())), b)
+    window = m.aggregate_window(call)
+    if window is not None:
+        lo, hi = (evaluate(t, env, solve) for t in window.args[1:])
+        var = window.args[0].name
+        seen = {k: b for k, b in seen.items() if not compare("<", b[var], lo) and not compare(">", b[var], hi)}
     values = list(seen.values()) if call.name == "count" else [b[call.args[0].name] for b in seen.values()]
     return aggregate(call.name, values, lambda a, b: arith("+", a, b), lambda a, b: compare("<", a, b))
 

@@ -294,3 +294,54 @@ goal P_JUNIOR "junior": plain_band(?p, junior) if years(?p, ?n)
     # without `ordered`, every goal that holds proves its value
     assert sorted(n.args for n in chainer.prove("plain_band", ("ann", Var("b")))) == \
         [("ann", "junior"), ("ann", "senior")]
+
+
+def test_an_aggregate_bounded_by_a_date_window(tmp_path):
+    # issue 48: "related purchases within 30 days are added together" had no way to be written
+    (tmp_path / "r.rules").write_text('''type person "person"
+entity person ann "Ann Lee"
+entity person bo "Bo Chen"
+relation purchase(p: person, d: date, x: money[GBP]) "purchase"
+relation order(p: person, d: date, x: money[GBP]) "order"
+rule R_SPLIT "Related purchases within 30 days are added together":
+    if order(?p, ?on, ?x) and sum(?y, between(?d, ?on - 30 days, ?on), purchase(?p, ?d, ?y)) + ?x > "GBP 10000"
+    then violation "{p}: over GBP 10,000 with the purchases of the 30 days before {on}"
+rule R_MANY "Not more than two purchases in a week":
+    if order(?p, ?on, ?x) and count(between(?d, ?on - 7 days, ?on), purchase(?p, ?d, _)) > 2
+    then violation "{p}: too many purchases in the week before {on}"
+''', encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    d = v
+    facts = [("purchase", ("ann", d("2026-01-05"), d("GBP 6000")), 1.0),
+             ("purchase", ("ann", d("2026-01-20"), d("GBP 3500")), 1.0),
+             ("purchase", ("ann", d("2025-11-01"), d("GBP 9000")), 1.0),     # outside the window
+             ("order", ("ann", d("2026-02-01"), d("GBP 1000")), 1.0),     # 6000 + 3500 + 1000 > 10000
+             ("purchase", ("bo", d("2026-01-02"), d("GBP 9000")), 1.0),      # 30 days before: counted
+             ("purchase", ("bo", d("2025-12-31"), d("GBP 9500")), 1.0),      # 32 days before: not
+             ("order", ("bo", d("2026-02-01"), d("GBP 1000")), 1.0)]
+    facts += [("purchase", ("bo", d(f"2026-01-{k}"), d("GBP 1")), 1.0) for k in (26, 28, 30)]
+    r = run(rb, *facts)
+    assert messages(r) == ["ann: over GBP 10,000 with the purchases of the 30 days before 2026-02-01",
+                           "bo: over GBP 10,000 with the purchases of the 30 days before 2026-02-01",
+                           "bo: too many purchases in the week before 2026-02-01"]
+    # without the boundary day, bo's window holds GBP 3 and the order GBP 1,000: no violation
+    late = [f for f in facts if f[1][:2] != ("bo", d("2026-01-02"))]
+    assert "bo: over" not in " ".join(messages(run(rb, *late)))
+
+
+@pytest.mark.parametrize("window, phrase", [
+    ("between(?on, ?on - 30 days, ?on)", "between(?v, low, high) bounds a variable of the facts it adds up"),
+    ('between(?d, "GBP 5", ?on)', "between's bounds must be of ?d's kind (date), got money"),
+])
+def test_a_bad_window_is_located(tmp_path, window, phrase):
+    (tmp_path / "r.rules").write_text('''type person "person"
+entity person ann "Ann Lee"
+relation purchase(p: person, d: date, x: money[GBP]) "purchase"
+relation order(p: person, d: date, x: money[GBP]) "order"
+rule R "r":
+    if order(?p, ?on, ?x) and sum(?y, ''' + window + ''', purchase(?p, ?d, ?y)) > "GBP 10"
+    then violation "x"
+''', encoding="utf-8")
+    with pytest.raises(RuleErrors) as info:
+        load_rulebase(tmp_path)
+    assert phrase in str(info.value) and ":6:" in str(info.value)

@@ -99,8 +99,41 @@ def _joined(text: str, start: int, end: int, after_placeholder: bool, before_pla
     return head + _literal(piece, start) + tail
 
 
+def _unbalanced(text: str) -> PatternError | None:
+    """The first bracket of a plain pattern text that closes none or is never closed (placeholders and escaped
+    signs aside), as an error at its offset."""
+    pairs = {")": "(", "]": "["}
+    stack: list[tuple[str, int]] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            ph = _TOKEN.match(text, i)
+            if ph is not None:
+                i = ph.end()
+                continue
+        if ch in "([":
+            stack.append((ch, i))
+        elif ch in ")]":
+            if not stack or stack[-1][0] != pairs[ch]:
+                return PatternError(f"'{ch}' closes no '{pairs[ch]}': for a bracket in the text write \\{ch}", i)
+            stack.pop()
+        i += 1
+    if stack:
+        ch, at = stack[-1]
+        return PatternError(f"'{ch}' is never closed: for a bracket in the text write \\{ch}", at)
+    return None
+
+
 def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_types: set[str]) -> CompiledPattern:
-    """Raises PatternError (offset into the pattern text) for unknown types or a bad regex."""
+    """Raises PatternError (offset into the pattern text) for unknown types, unbalanced brackets or a bad regex."""
+    if not p.regex:
+        bad = _unbalanced(p.text)
+        if bad is not None:
+            raise bad
     captures: list[Capture] = []
     out, pos = [], 0
     phs = [t for t in _TOKEN.finditer(p.text) if not t.group(0).startswith("\\")]

@@ -110,3 +110,19 @@ def test_a_goal_on_the_document_relations_is_reachable(tmp_path):
                                       'goal G "current only": in_force(?p, ?x) if allowance(?p, ?x) from ?d and '
                                       'document_status(?d, "current")\n')
     assert [w.message for w in load_rulebase(tmp_path).warnings if "unreachable" in w.message] == []
+
+
+@pytest.mark.parametrize("pattern, column, phrase", [
+    (r'"\| {r:room} [with a view)] \| {n:number} \|"', 37, "')' closes no '('"),
+    (r'"(A|An {r:room} seats {n:number}"', 13, "'(' is never closed"),
+    (r'"{r:room} seats {n:number}]"', 38, "']' closes no '['"),
+])
+def test_an_unbalanced_bracket_is_located(tmp_path, pattern, column, phrase):
+    # blind/07's author: a ')' inside [ ] gave "bad regular expression: unbalanced parenthesis" at the text's start
+    (tmp_path / "x.rules").write_text('type room "room"\nentity room hall "Great Hall"\n'
+                                      'relation capacity(r: room, n: number) "capacity"\n'
+                                      f'pattern Q: {pattern} -> capacity(r, n)\n')
+    with pytest.raises(RuleErrors) as info:
+        load_rulebase(tmp_path)
+    (err,) = info.value.errors
+    assert err.line == 4 and err.column == column and phrase in err.message and "write \\" in err.message

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .values import ARABIC, Quantity, parse_value
+from .values import ARABIC, UNITS, Quantity, canonical_unit, parse_value
 
 _SEPARATOR = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
 _BARE = re.compile(rf"\s*({ARABIC})\s*")
@@ -29,6 +29,10 @@ def header_unit(header: str) -> str | None:
             try:
                 value = parse_value(f"1 {unit}")
             except ValueError:
+                continue
+            # a bracketed unit is one as a whole: "(lux hours)" is no hours with a word before them, as a header's
+            # words may be ("Paid days")
+            if m and isinstance(value, Quantity) and value.unit and canonical_unit(unit) not in UNITS:
                 continue
             if not isinstance(value, Quantity) or value.unit:   # a bare number is no unit
                 return unit

@@ -111,3 +111,12 @@ def test_a_row_labels_unit_types_its_cells(tmp_path):
     # the bare-number pattern (PN) keeps reading 70 as it did; the money and quantity ones read the row's unit
     got = {(f.relation, f.args[1]) for f, _s, _e in rb.extract(SHEET, subject="CT Brenna")}
     assert got == {("draught", v("4.5 m")), ("hire_fee", v("1150 元")), ("pull_t", v("70"))}
+
+
+def test_a_bracketed_header_unit_is_a_unit_as_a_whole():
+    # blind/07's author: "(lux hours)" read as hours, an unknown word before a time unit taken as a qualifier
+    assert header_unit("Annual exposure (lux hours)") is None
+    assert header_unit("Annual leave (working days)") == "working days"
+    assert header_unit("Paid days") == "Paid days"          # a header's own words may qualify its unit
+    assert typed_view("| Gallery | Annual exposure (lux hours) |\n|---|---|\n| East | 150,000 |").text.endswith(
+        "| East | 150,000 |")

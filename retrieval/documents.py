@@ -13,7 +13,7 @@ import yaml
 
 from .errors import DocumentError, PathRefusedError
 from .docx_text import docx_to_text
-from .html_text import html_to_text
+from .html_text import html_meta, html_to_text
 from .pdf_text import pdf_to_text
 from .records import Document, DocumentMeta
 from .supersession import find_banner
@@ -135,6 +135,7 @@ def load_document(root: Path, rel: str | Path, limits: LoadLimits | None = None)
     else:
         text = decode(raw, doc_id)
     if kind == "html":
+        fm = html_meta(text)            # <meta name="authority" content="note">: an HTML page's front matter
         text, embedded_title, html_lang = html_to_text(text)
     elif kind not in ("pdf", "docx"):
         fm, body_start = parse_front_matter(text, doc_id)

@@ -154,3 +154,32 @@ def html_to_text(html: str) -> tuple[str, str | None, str | None]:
             out.append(line)
     title = " ".join("".join(p._title_parts).split()) or None
     return "\n".join(out).strip() + "\n", title, p.lang
+
+
+# the front matter keys an HTML page may give as <meta name="…" content="…"> ("effective-date" reads as
+# effective_date)
+META_KEYS = frozenset({"title", "authority", "effective_date", "subject", "supersedes", "superseded_by", "language",
+                       "tags"})
+
+
+class _MetaReader(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.meta: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "meta":
+            return
+        a = dict(attrs)
+        name = (a.get("name") or "").strip().lower().replace("-", "_")
+        if name in META_KEYS and a.get("content") and name not in self.meta:
+            self.meta[name] = str(a["content"]).strip()
+
+
+def html_meta(html: str) -> dict[str, str]:
+    """The front matter an HTML page states in its <meta name="authority" content="note"> tags (META_KEYS): what a
+    Markdown document says in its front matter, an HTML one says there."""
+    reader = _MetaReader()
+    reader.feed(html)
+    reader.close()
+    return reader.meta

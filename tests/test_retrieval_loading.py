@@ -152,3 +152,19 @@ def test_code_fences_do_not_open_sections_and_cjk_file_names_work(tmp_path):
     chunks = chunk_text(doc.meta.doc_id, doc.text)
     assert [c.heading_path for c in chunks] == [["安装"], ["安装", "配置"]]
     assert "# not a heading" in chunks[0].text and chunks[0].chunk_id == "制度/安装说明.md#0"
+
+
+def test_an_html_pages_meta_tags_are_its_front_matter(tmp_path):
+    # blind/04's and blind/07's authors put authority and effective_date in <meta> tags, which were never read
+    (tmp_path / "a.html").write_text(
+        '<html lang="en"><head><title>Admission</title><meta charset="utf-8">'
+        '<meta name="authority" content="Note"><meta name="effective-date" content="2026-09-01">'
+        '<meta name="subject" content="Great Hall"><meta name="superseded_by" content="b.md">'
+        '<meta name="description" content="ignored"></head><body><p>Adults pay GBP 16.</p></body></html>',
+        encoding="utf-8")
+    meta = load_document(tmp_path, "a.html").meta
+    assert (meta.authority, meta.effective_date, meta.subject, meta.declared_superseded_by, meta.title) == \
+        ("note", "2026-09-01", "Great Hall", "b.md", "Admission")
+    (tmp_path / "plain.html").write_text("<html><body><p>No meta.</p></body></html>", encoding="utf-8")
+    plain = load_document(tmp_path, "plain.html").meta
+    assert (plain.authority, plain.effective_date, plain.subject) == (None, None, None)

@@ -12,8 +12,8 @@ from pipeline.lang import Lexicon, alternation, phrase, words
 from pipeline.proof.every_binding import every_binding
 from pipeline.proof.limits import limit_direction, limit_over, refuted
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof, current_evidence
-from pipeline.readers.vocabulary import name_score
 from pipeline.question.focus import Goal, QuestionFocus, param_fits, parse_question, relation_label, stated_values
+from pipeline.question.naming import relation_score
 from pipeline.seams import PassageLike
 from pipeline.text.citations import mask_citations
 from pipeline.text.script import is_chinese
@@ -241,8 +241,8 @@ def names_another_limit(focus: QuestionFocus, rulebase: RuleBase, goal: Goal) ->
     kind = rulebase.relations[goal.relation].params[-1].type
     limits = {r: sig for r, sig in rulebase.relations.items()
               if limit_direction(sig) is not None and sig.params and sig.params[-1].type == kind}
-    own = max((name_score(limits[r], terms) for r in used if r in limits), default=0.0)
-    return any(name_score(sig, terms) >= max(RIVAL_NAMED, own + 1e-9)
+    own = max((relation_score(limits[r], terms) for r in used if r in limits), default=0.0)
+    return any(relation_score(sig, terms) >= max(RIVAL_NAMED, own + 1e-9)
                for r, sig in limits.items() if not kin(rulebase, r, goal.relation))
 
 

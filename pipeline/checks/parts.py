@@ -2,7 +2,7 @@
 … and an AquaMeter 300 installation" is not the domestic connection's GBP 1,450 (blind/05 num-02, 0.5B)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, cast
 
 from pipeline.checks.grounding import is_bare, values_match
 from pipeline.question.answer_types import TOTAL_WORDS
@@ -10,7 +10,7 @@ from pipeline.question.focus import QuestionFocus
 from pipeline.text.entities import find_entities
 from pipeline.text.values import EvidenceValue, ValueMention
 from symbolic import Claim, RuleBase
-from symbolic.values import format_value
+from symbolic.values import Value, format_value
 
 
 def one_part_as_total(focus: QuestionFocus, claims: Sequence[Claim], mentions: Sequence[ValueMention],
@@ -21,11 +21,12 @@ def one_part_as_total(focus: QuestionFocus, claims: Sequence[Claim], mentions: S
     if rulebase is None or "yesno" in focus.answer_types or not TOTAL_WORDS.search(focus.question):
         return None
     parts = {t: set(ids) for t, ids in focus.ids_by_type.items() if len(ids) >= 2}
-    stated = [(m.value, m.cited) for m in mentions]
-    stated += [(c.fact.args[-1], c.cited) for c in claims if c.fact.args and not isinstance(c.fact.args[-1], str)]
+    stated: list[tuple[Value, Sequence[str]]] = [(m.value, m.cited) for m in mentions]
+    stated += [(cast(Value, c.fact.args[-1]), c.cited) for c in claims
+               if c.fact.args and not isinstance(c.fact.args[-1], str)]
     if not parts or not stated:
         return None
-    found: list[tuple[object, str]] = []
+    found: list[tuple[Value, str]] = []
     for value, cited in stated:
         if is_bare(value):
             return None

@@ -215,7 +215,7 @@ def breached_limits(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence
         if picked is None:
             continue
         goal, direction = picked
-        if names_another_limit(focus, rulebase, goal):
+        if names_another_limit(focus, rulebase, goal, value):
             continue
         # "EUR 300 for 2 nights": a count the limit does not take as an argument may scale the value (EUR 150
         # a night); one it takes ("the most a 4-night stay may cost") is part of the limit
@@ -232,15 +232,17 @@ def breached_limits(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence
 RIVAL_NAMED = 0.5
 
 
-def names_another_limit(focus: QuestionFocus, rulebase: RuleBase, goal: Goal) -> bool:
-    """Whether the question names another limit of the same kind better than the limit ``goal`` tests and the
-    relations the rules derive it from: "Can Priya Raman approve emergency works costing GBP 20,000?" puts the
-    value to the emergency works limit, not to the commitment limit an approval rule checks (blind/05 con-02)."""
+def names_another_limit(focus: QuestionFocus, rulebase: RuleBase, goal: Goal, value: Value) -> bool:
+    """Whether the question names another limit that takes its ``value`` (kind and currency) better than the limit
+    ``goal`` tests and the relations the rules derive it from: "Can Priya Raman approve emergency works costing GBP
+    20,000?" puts the value to the emergency works limit, not to the commitment limit an approval rule checks
+    (blind/05 con-02)."""
     terms = focus.relation_terms
     used = {goal.relation} | derived_from(rulebase, goal.relation)
     kind = rulebase.relations[goal.relation].params[-1].type
     limits = {r: sig for r, sig in rulebase.relations.items()
-              if limit_direction(sig) is not None and sig.params and sig.params[-1].type == kind}
+              if limit_direction(sig) is not None and sig.params and sig.params[-1].type == kind
+              and (r in used or param_fits(sig.params[-1], value))}
     own = max((relation_score(limits[r], terms) for r in used if r in limits), default=0.0)
     return any(relation_score(sig, terms) >= max(RIVAL_NAMED, own + 1e-9)
                for r, sig in limits.items() if not kin(rulebase, r, goal.relation))

@@ -79,3 +79,27 @@ def test_a_chinese_question_asking_a_ratio_asks_a_percentage():
     assert answer_types("WH-118 项目分包合同的质保金比例是多少？") == {"percent"}
     assert answer_types("家庭用户的减免比例为多少？") == {"percent"}
     assert "money" in answer_types("合同额是多少？")
+
+
+def test_a_goal_the_parse_named_well_is_not_outranked(tmp_path):
+    # blind/04 sup-08 (a development set): the embedder named the director-approval threshold for a Chinese question
+    # (score 1.0) though none of its names is Chinese; "批准" alone named the approval check fully, and the
+    # threshold's proof was set aside as another attribute
+    from types import SimpleNamespace
+    from pipeline.proof.attribute import names_another_attribute
+    from pipeline.question.focus import Goal, parse_question
+    rules = r"""
+type policy "policy"
+entity policy travel "travel policy"
+type person "person"
+entity person ann "Ann Lee"
+relation director_approval_above(p: policy, x: money[GBP]) "Director approval above"
+relation can_approve(p: person, x: money[GBP]) "can approve" aka "批准"
+"""
+    rb = rulebase_of(rules, tmp_path)
+    focus = parse_question("预计费用超过多少的出差还需要总监批准？", rb)
+    named = SimpleNamespace(goal=Goal("director_approval_above", ("travel",), 1.0))
+    assert names_another_attribute(named, focus, rb) is None
+    # named by half its words only, the same proof is outranked by the fully named check
+    half = SimpleNamespace(goal=Goal("director_approval_above", ("travel",), 0.5))
+    assert "names the can approve better" in (names_another_attribute(half, focus, rb) or "")

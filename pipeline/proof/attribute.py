@@ -21,7 +21,8 @@ def names_another_attribute(proof: ProvenAnswer, focus: QuestionFocus, rulebase:
     its name, and NAMED_ENOUGH of it at least), of a kind it asks, unrelated to the proved one; None when there is
     none."""
     terms = focus.relation_terms
-    own = relation_score(rulebase.relations[proof.goal.relation], terms)
+    # as the parse ranked it (a Chinese question's goal may be named through the glossary or the embedder)
+    own = max(proof.goal.score, relation_score(rulebase.relations[proof.goal.relation], terms))
     best, best_score = None, max(own + BETTER_BY, NAMED_ENOUGH)
     for sig in rulebase.relations.values():
         if sig.name == proof.goal.relation or sig.arity < 2 or not type_fits(sig, focus.answer_types):

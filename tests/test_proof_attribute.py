@@ -103,3 +103,23 @@ relation can_approve(p: person, x: money[GBP]) "can approve" aka "批准"
     # named by half its words only, the same proof is outranked by the fully named check
     half = SimpleNamespace(goal=Goal("director_approval_above", ("travel",), 0.5))
     assert "names the can approve better" in (names_another_attribute(half, focus, rb) or "")
+
+
+def test_only_spans_of_time_are_periods_a_proof_is_counted_per(tmp_path):
+    # blind/03 mh-03 (a development set): "of a person" reads as per person, which is no period of time
+    from types import SimpleNamespace
+    from pipeline.proof.attribute import counted_per_another_period
+    from pipeline.question.focus import Goal, parse_question
+    rules = r"""
+type person "person"
+entity person ifan "Ifan Pritchard"
+relation person_study_leave(p: person, d: duration[day]) "study leave of a person"
+relation day_rate(p: person, x: money[GBP]) "rate per day"
+"""
+    rb = rulebase_of(rules, tmp_path)
+    focus = parse_question("How many days of study leave does Ifan Pritchard get per year?", rb)
+    leave = SimpleNamespace(goal=Goal("person_study_leave", ("ifan",), 1.0))
+    assert counted_per_another_period(leave, focus, rb) is None
+    rate = SimpleNamespace(goal=Goal("day_rate", ("ifan",), 1.0))
+    assert counted_per_another_period(rate, parse_question("What is Ifan Pritchard's rate per hour?", rb), rb) == \
+        "the question asks per hour, and the rate per day is counted per day"

@@ -8,7 +8,7 @@ from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.focus import QuestionFocus, relation_label, type_fits
 from pipeline.question.naming import relation_names, relation_score
 from pipeline.text.periods import periods
-from symbolic import RuleBase
+from symbolic import Duration, RuleBase, parse_value
 from symbolic.dependencies import kin
 
 # How much better another relation must be named than the proved one, and how much of its name said at least.
@@ -36,11 +36,25 @@ def names_another_attribute(proof: ProvenAnswer, focus: QuestionFocus, rulebase:
             f"{relation_label(rulebase, proof.goal.relation)}, and nothing it names binds that")
 
 
+def _spans_of_time(found: set[str]) -> set[str]:
+    """The periods of ``found`` that are spans of time ("day", "year"), not units counted ("person", "night")."""
+    out = set()
+    for p in found:
+        try:
+            if isinstance(parse_value(f"1 {p}"), Duration):
+                out.add(p)
+        except ValueError:
+            pass
+    return out
+
+
 def counted_per_another_period(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
-    """Why ``proof`` is not the rate asked: the question counts per one period ("per hour") and every name of the
-    proved relation that counts per a period counts per others ("operator per day"); None otherwise."""
-    asked = periods(focus.question)
-    named = set().union(set(), *(periods(n) for n in relation_names(rulebase.relations[proof.goal.relation])))
+    """Why ``proof`` is not the rate asked: the question counts per one span of time ("per hour") and every name of
+    the proved relation that counts per one counts per others ("operator per day"); None otherwise. Other units a
+    name counts per ("of a person" reads as per person) say nothing here."""
+    asked = _spans_of_time(periods(focus.question))
+    named = _spans_of_time(set().union(set(), *(periods(n) for n in
+                                                relation_names(rulebase.relations[proof.goal.relation]))))
     if not asked or not named or asked & named:
         return None
     return (f"the question asks per {', '.join(sorted(asked))}, and the {relation_label(rulebase, proof.goal.relation)} "

@@ -123,3 +123,26 @@ relation day_rate(p: person, x: money[GBP]) "rate per day"
     rate = SimpleNamespace(goal=Goal("day_rate", ("ifan",), 1.0))
     assert counted_per_another_period(rate, parse_question("What is Ifan Pritchard's rate per hour?", rb), rb) == \
         "the question asks per hour, and the rate per day is counted per day"
+
+
+def test_a_rival_relation_is_of_the_proved_values_kind(tmp_path):
+    # blind/02 num-02 (a development set): "site visit" named an office relation fully, and a fee's proof was set aside
+    from types import SimpleNamespace
+    from pipeline.proof.attribute import names_another_attribute
+    from pipeline.question.focus import Goal, parse_question
+    rules = r"""
+type firm "firm"
+entity firm northgate "Northgate Assessors"
+type office "office"
+entity office leeds "Leeds"
+relation adjuster_fee(f: firm, x: money[GBP]) "adjuster fee for a claim"
+relation visit_site(f: firm, o: office) "site visit" aka "office"
+relation visit_fee(f: firm, x: money[GBP]) "site visit fee"
+"""
+    rb = rulebase_of(rules, tmp_path)
+    focus = parse_question("What would Northgate Assessors charge for one site visit and work on a claim?", rb)
+    fee = SimpleNamespace(goal=Goal("adjuster_fee", ("northgate",), 0.3))
+    # the office relation is named fully but gives an office, not an amount; the site visit fee is an amount
+    assert names_another_attribute(fee, focus, rb) == \
+        "the question names the site visit fee better than the proved adjuster fee for a claim, and nothing it " \
+        "names binds that"

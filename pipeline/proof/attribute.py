@@ -18,14 +18,17 @@ NAMED_ENOUGH = 0.6
 
 def names_another_attribute(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
     """Why ``proof`` is not of what the question asks: the relation the question names better (by BETTER_BY of
-    its name, and NAMED_ENOUGH of it at least), of a kind it asks, unrelated to the proved one; None when there is
-    none."""
+    its name, and NAMED_ENOUGH of it at least), of the proved value's kind and one the question asks, unrelated to
+    the proved one; None when there is none."""
     terms = focus.relation_terms
     # as the parse ranked it (a Chinese question's goal may be named through the glossary or the embedder)
     own = max(proof.goal.score, relation_score(rulebase.relations[proof.goal.relation], terms))
     best, best_score = None, max(own + BETTER_BY, NAMED_ENOUGH)
+    kind = rulebase.relations[proof.goal.relation].params[-1].type
     for sig in rulebase.relations.values():
-        if sig.name == proof.goal.relation or sig.arity < 2 or not type_fits(sig, focus.answer_types):
+        # a rival of the proved value's kind ("the office" a site visit names is no rival of a fee)
+        if sig.name == proof.goal.relation or sig.arity < 2 or sig.params[-1].type != kind \
+                or not type_fits(sig, focus.answer_types):
             continue
         score = relation_score(sig, terms)
         if score >= best_score and not kin(rulebase, sig.name, proof.goal.relation):

@@ -41,7 +41,7 @@ def runs() -> dict[str, subprocess.CompletedProcess]:
 
 def test_the_cookbook_has_its_shapes():
     assert {"limit", "approval_chain", "date_window", "supersession", "local_supplement", "default_rate",
-            "table_units", "greater_of"} <= set(FOLDERS)
+            "table_units", "greater_of", "first_match", "purchase_window"} <= set(FOLDERS)
 
 
 @pytest.mark.parametrize("folder", FOLDERS)

@@ -15,6 +15,7 @@ from pipeline.lang import alternation, cue_table, words
 from pipeline.proof.calculation import Calculation, calculations, computed_by
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import TOTAL_WORDS, asked_currency, asking_clause, asks_two
+from pipeline.question.asked import asked_relations
 from pipeline.question.codes import names_a_sibling
 from pipeline.question.condition import condition_of, measures_the_condition, needed_topics
 from pipeline.question.focus import QuestionFocus
@@ -26,7 +27,6 @@ from pipeline.text.terms import content_terms, found_in
 from pipeline.text.values import EvidenceValue, ValueMention, find_values, own_mentions, states_value
 from pipeline.types import ClaimReport
 from symbolic import Claim, RuleBase
-from symbolic.dependencies import derived_from
 from symbolic.values import Money, Quantity, format_value, value_type
 
 # The words that say yes or no (lang/<code>/checks.toml polarity).
@@ -160,25 +160,6 @@ def _said_about(mentions: Sequence[ValueMention], evidence: Sequence[EvidenceVal
                                      ev.column.header if ev.column else "") if x)
                 for ev in cited_evidence(m, evidence)]
     return " ".join(out)
-
-
-# A goal named this share of the best goal's score (or more) is asked as well: a goal a rule derives from the
-# best-named one ranks 0.95 of it (pipeline.proof.rule_goals.DERIVED_SCORE_FACTOR).
-ASKED_SHARE = 0.9
-
-
-def asked_relations(focus: QuestionFocus, rulebase: RuleBase | None) -> set[str]:
-    """The relations the question asks: those of its best-named goals, and those the rules derive them from (a
-    person's grade and the grade's limit answer "up to what amount may she approve?"). A relation named worse
-    is another attribute of what the question names ("how many days of annual leave does Li Wei get?" is not
-    answered by how many unused days may be carried over)."""
-    if not focus.goals:
-        return set()
-    top = max(g.score for g in focus.goals)
-    best = {g.relation for g in focus.goals if g.score >= ASKED_SHARE * top}
-    if rulebase is None:
-        return best
-    return best.union(*(derived_from(rulebase, r) for r in best))
 
 
 def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], mentions: Sequence[ValueMention],

@@ -185,6 +185,12 @@ class Checker:
         if isinstance(e, m.Negate):
             return self.expr_type(e.operand, var_types)
         if isinstance(e, m.BinOp):
+            for side in (e.left, e.right):
+                # `0 km/h` unquoted reads as (0 km) / h: a name in arithmetic is no value (blind/08's author)
+                if isinstance(side, m.Const) and isinstance(side.value, str) and not getattr(side, "quoted", True):
+                    self.error(f"'{side.value}' in arithmetic is no value: a unit with a slash goes in quotes "
+                               f"(\"0 km/h\"), a name is no number", side.location or e.location)
+                    return None
             lt, rt = self.expr_type(e.left, var_types), self.expr_type(e.right, var_types)
             if e.op in "+-":
                 if lt == "date" and rt == "duration":

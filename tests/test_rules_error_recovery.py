@@ -126,3 +126,18 @@ def test_an_unbalanced_bracket_is_located(tmp_path, pattern, column, phrase):
         load_rulebase(tmp_path)
     (err,) = info.value.errors
     assert err.line == 4 and err.column == column and phrase in err.message and "write \\" in err.message
+
+
+def test_a_unit_with_a_slash_unquoted_is_an_error(tmp_path):
+    # blind/08's author: `?s > 0 km/h` passed rules check, read as (0 km) / h, and the goal never proved anything
+    (tmp_path / "x.rules").write_text('type v "vehicle"\nentity v tug "tug"\n'
+                                      'relation speed(v, quantity[km/h]) "speed"\nrelation moving(v, quantity[km/h]) "moving"\n'
+                                      'goal G "moving": moving(?v, ?s) if speed(?v, ?s) and ?s > 0 km/h\n')
+    with pytest.raises(RuleErrors) as info:
+        load_rulebase(tmp_path)
+    (err,) = info.value.errors
+    assert err.line == 5 and "'h' in arithmetic is no value" in err.message and '"0 km/h"' in err.message
+    (tmp_path / "x.rules").write_text('type v "vehicle"\nentity v tug "tug"\n'
+                                      'relation speed(v, quantity[km/h]) "speed"\nrelation moving(v, quantity[km/h]) "moving"\n'
+                                      'goal G "moving": moving(?v, ?s) if speed(?v, ?s) and ?s > "0 km/h"\n')
+    assert load_rulebase(tmp_path).backward_rules

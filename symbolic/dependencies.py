@@ -1,11 +1,11 @@
-"""Which relations the documents state and which the rules derive, and from what: the rule base's dependency
-graph (a rule's conclusion depends on the relations of its premises, through `not` and aggregates too)."""
+"""Which relations the rules derive, and from what: the rule base's dependency graph (a rule's conclusion depends on the relations of its premises, through `not` and aggregates too)."""
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from . import model as m
+from .check_builtins import aggregate_relations
 
 if TYPE_CHECKING:
     from .rulebase import RuleBase
@@ -18,8 +18,7 @@ def _premise_relations(conditions: list[m.Condition]) -> set[str]:
             out.add(c.relation)
         elif isinstance(c, m.Not):
             out.add(c.atom.relation)
-        out |= {a.args[-1].relation for a in m.aggregates(c) if a.args and isinstance(a.args[-1], m.Atom)}
-        out |= {a.args[-1].name for a in m.aggregates(c) if a.args and isinstance(a.args[-1], m.Call)}
+        out |= aggregate_relations(c)
     return out
 
 
@@ -37,7 +36,8 @@ def premises_of(rulebase: "RuleBase") -> dict[str, set[str]]:
     return out
 
 
-def derived_from(rulebase: "RuleBase", relation: str) -> set[str]:
+@lru_cache(maxsize=4096)    # asked per relation of the vocabulary while proofs are weighed
+def derived_from(rulebase: "RuleBase", relation: str) -> frozenset[str]:
     """Every relation ``relation`` is derived from through the rules, transitively (itself excluded unless a
     cycle leads back to it)."""
     graph = premises_of(rulebase)
@@ -48,22 +48,10 @@ def derived_from(rulebase: "RuleBase", relation: str) -> set[str]:
         if r not in seen:
             seen.add(r)
             todo += graph.get(r, ())
-    return seen
+    return frozenset(seen)
 
 
 def kin(rulebase: "RuleBase", a: str, b: str) -> bool:
     """Two relations one derives from the other, or sharing a relation they derive from (an approval check and the
     limit it tests; a stay's limit and the nightly limit it multiplies)."""
     return bool((derived_from(rulebase, a) | {a}) & (derived_from(rulebase, b) | {b}))
-
-
-@lru_cache(maxsize=8)
-def stated_relations(rulebase: "RuleBase") -> frozenset[str]:
-    """The relations the documents or the rule files state directly: concluded by a pattern or a `fact`."""
-    return frozenset({p.pattern.atom.relation for p in rulebase.patterns} | {f.relation for f in rulebase.facts})
-
-
-def only_derived(rulebase: "RuleBase", relation: str) -> bool:
-    """Whether ``relation`` is concluded by rules alone: no pattern reads it and no fact states it, so only a proof
-    gives it a value (a person's leave entitlement through their grade, not a number a table states)."""
-    return relation in premises_of(rulebase) and relation not in stated_relations(rulebase)

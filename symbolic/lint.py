@@ -6,6 +6,7 @@ import difflib
 import re
 
 from .errors import Location, RuleError, source_line
+from .patterns import PatternError, bracket_pairs
 
 STATEMENT_KEYWORDS = ["include", "type", "entity", "relation", "pattern", "fact", "rule", "goal", "rate",
                       "holiday", "link"]
@@ -86,24 +87,13 @@ def regex_habits(pattern_text: str) -> list[tuple[int, str]]:
 
 
 def _groups(text: str) -> list[tuple[int, str]]:
-    """(offset, inside) of each unescaped ( … ) of a plain pattern, outside placeholders."""
-    out, stack, i = [], [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":                      # a placeholder's braces hold no group
-            close = text.find("}", i)
-            i = close + 1 if close > 0 else len(text)
-            continue
-        if ch == "(":
-            stack.append(i)
-        elif ch == ")" and stack:
-            start = stack.pop()
-            out.append((start, text[start + 1:i]))
-        i += 1
-    return out
+    """(offset, inside) of each unescaped ( … ) of a plain pattern, outside placeholders; none where the brackets do
+    not pair (compiling the pattern reports that, at the bracket)."""
+    try:
+        pairs = bracket_pairs(text)
+    except PatternError:
+        return []
+    return [(start, text[start + 1:end]) for sign, start, end in pairs if sign == "("]
 
 
 def _top_level(inner: str) -> str:

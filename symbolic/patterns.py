@@ -99,11 +99,12 @@ def _joined(text: str, start: int, end: int, after_placeholder: bool, before_pla
     return head + _literal(piece, start) + tail
 
 
-def _unbalanced(text: str) -> PatternError | None:
-    """The first bracket of a plain pattern text that closes none or is never closed (placeholders and escaped
-    signs aside), as an error at its offset."""
-    pairs = {")": "(", "]": "["}
+def bracket_pairs(text: str) -> list[tuple[str, int, int]]:
+    """(opening sign, its offset, its closing sign's offset) of each unescaped ( ) and [ ] of a plain pattern text,
+    placeholders aside. Raises PatternError at the first bracket that closes none or is never closed."""
+    closes = {")": "(", "]": "["}
     stack: list[tuple[str, int]] = []
+    out: list[tuple[str, int, int]] = []
     i = 0
     while i < len(text):
         ch = text[i]
@@ -118,22 +119,21 @@ def _unbalanced(text: str) -> PatternError | None:
         if ch in "([":
             stack.append((ch, i))
         elif ch in ")]":
-            if not stack or stack[-1][0] != pairs[ch]:
-                return PatternError(f"'{ch}' closes no '{pairs[ch]}': for a bracket in the text write \\{ch}", i)
-            stack.pop()
+            if not stack or stack[-1][0] != closes[ch]:
+                raise PatternError(f"'{ch}' closes no '{closes[ch]}': for a bracket in the text write \\{ch}", i)
+            opening, at = stack.pop()
+            out.append((opening, at, i))
         i += 1
     if stack:
         ch, at = stack[-1]
-        return PatternError(f"'{ch}' is never closed: for a bracket in the text write \\{ch}", at)
-    return None
+        raise PatternError(f"'{ch}' is never closed: for a bracket in the text write \\{ch}", at)
+    return out
 
 
 def compile_pattern(p: m.Pattern, aliases_by_type: dict[str, list[str]], value_types: set[str]) -> CompiledPattern:
     """Raises PatternError (offset into the pattern text) for unknown types, unbalanced brackets or a bad regex."""
     if not p.regex:
-        bad = _unbalanced(p.text)
-        if bad is not None:
-            raise bad
+        bracket_pairs(p.text)
     captures: list[Capture] = []
     out, pos = [], 0
     phs = [t for t in _TOKEN.finditer(p.text) if not t.group(0).startswith("\\")]

@@ -3,6 +3,7 @@ can derive p has finished (order-independent negation), and cycles through `not`
 from __future__ import annotations
 
 from . import model as m
+from .check_builtins import aggregate_relations
 
 # A stratum outranks any salience a rule file may give: salience orders rules only within a stratum.
 STRATUM_GAP = 1_000_000
@@ -12,7 +13,7 @@ def _relations(rule: m.ForwardRule) -> tuple[set[str], set[str], set[str]]:
     pos = {c.relation for c in rule.conditions if isinstance(c, m.Atom)}
     # an aggregate, like `not`, must see every fact of its relation: it waits for their producers
     neg = {c.atom.relation for c in rule.conditions if isinstance(c, m.Not)} | \
-        {a.args[-1].name for c in rule.conditions for a in m.aggregates(c) if isinstance(a.args[-1], m.Call)}
+        set().union(*(aggregate_relations(c) for c in rule.conditions))
     out = {a.atom.relation for a in rule.actions if isinstance(a, m.AssertAction)}
     return pos, neg, out
 

@@ -5,13 +5,16 @@ dependency graph (symbolic.dependencies)."""
 from __future__ import annotations
 
 import pytest
+from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
 
 from pipeline import Answerer, AnswererConfig, AskOptions
+from pipeline.checks.grounding import rules_own
 from pipeline.evidence.passage_facts import extract_evidence
 from pipeline.evidence.scope import question_scope
 from pipeline.question.focus import parse_question
-from pipeline_fakes import FakePassage, FixedRetriever, ScriptedGenerator, rulebase_of
-from symbolic.dependencies import derived_from, only_derived, premises_of, stated_relations
+from symbolic import Fact
+from symbolic import parse_value as v
+from symbolic.dependencies import derived_from, premises_of
 
 RULES = r"""
 type person "person"
@@ -67,6 +70,11 @@ def grades_only(tmp_path_factory):
     return rulebase_of(rules, tmp_path_factory.mktemp("grades"))
 
 
+def _gaps(result) -> str:
+    """Every gap its attempts were withheld for, in one text."""
+    return " ".join(g for a in result.attempts for g in a.gaps)
+
+
 def _ask(rb, question, draft, passages):
     answerer = Answerer(ScriptedGenerator([draft] * 3), FixedRetriever(passages), rb,
                         AnswererConfig(symbolic_answers=False, quote_answers=False))
@@ -78,10 +86,12 @@ def test_the_dependency_graph_knows_what_the_rules_alone_derive(rb):
     assert derived_from(rb, "person_emergency_limit") == {"grade_of", "emergency_limit", "has_title",
                                                           "grade_for_title"}
     assert derived_from(rb, "emergency_limit") == set()
-    assert "emergency_limit" in stated_relations(rb) and "grade_of" not in stated_relations(rb)
-    assert only_derived(rb, "person_emergency_limit") and only_derived(rb, "grade_of")
-    assert not only_derived(rb, "person_annual_leave")        # A_LEAVE reads it (from answers: no document says it)
-    assert not only_derived(rb, "annual_leave") and not only_derived(rb, "has_title")
+    # a relation the rules derive and no retrieved source states has only proved values (grounding.rules_own)
+    assert rules_own(rb, "person_emergency_limit", []) and rules_own(rb, "grade_of", [])
+    assert rules_own(rb, "person_annual_leave", [])       # A_LEAVE reads it from answers: no document says it
+    assert not rules_own(rb, "annual_leave", []) and not rules_own(rb, "has_title", [])
+    stated = Fact("person_annual_leave", ("dan", v("25 days")), 1.0)
+    assert not rules_own(rb, "person_annual_leave", [stated]) and not rules_own(None, "grade_of", [])
 
 
 def test_the_scope_follows_a_title_to_its_grade(rb):
@@ -97,7 +107,7 @@ def test_a_value_stated_for_another_grade_is_not_the_persons(grades_only):
     wrong = _ask(rb, "What is the emergency works limit of Dan Kirby?",
                  "Dan Kirby's emergency works limit is GBP 500,000 [1].", [LIMITS, ORG])
     assert wrong.status == "abstained"
-    gaps = " ".join(g for a in wrong.attempts for g in a.gaps)
+    gaps = _gaps(wrong)
     assert "'GBP 500,000' is stated for E2, and the question is about M2" in gaps
     right = _ask(rb, "What is the emergency works limit of Dan Kirby?",
                  "Dan Kirby's emergency works limit is GBP 25,000 [1].", [LIMITS, ORG])
@@ -126,7 +136,7 @@ def test_a_claim_of_a_worse_named_relation_answers_another_attribute(rb):
     result = _ask(rb, "How many days of annual leave does Dan Kirby get?",
                   "Up to 5 days of unused annual leave may be carried over [1].", [LEAVE, ORG])
     assert result.status == "abstained"
-    gaps = " ".join(g for a in result.attempts for g in a.gaps)
+    gaps = _gaps(result)
     assert "it states leave_carry_over, but the question asks for person_annual_leave" in gaps
     # asked directly, the carry-over is what is asked
     carry = _ask(rb, "How many days of unused annual leave may be carried over?",
@@ -187,7 +197,7 @@ def test_one_parts_value_does_not_answer_a_total(tmp_path):
     question = "What is the total charge for a domestic connection and an AquaMeter 300 installation?"
     part = _ask(rb, question, "The total charge is GBP 1,450 [1].", [CHARGES])
     assert part.status == "abstained"
-    gaps = " ".join(g for a in part.attempts for g in a.gaps)
+    gaps = _gaps(part)
     assert "the question asks a total, and the answer states 1450 GBP, what the sources give for domestic " \
            "connection alone" in gaps
     whole = _ask(rb, question, "The total charge is GBP 1,630 (GBP 1,450 + GBP 180) [1].", [CHARGES])

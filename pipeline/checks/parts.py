@@ -6,7 +6,7 @@ from typing import Sequence, cast
 
 from pipeline.checks.grounding import is_bare, values_match
 from pipeline.question.answer_types import TOTAL_WORDS
-from pipeline.question.focus import QuestionFocus
+from pipeline.question.focus import QuestionFocus, entity_label
 from pipeline.text.entities import find_entities
 from pipeline.text.values import EvidenceValue, ValueMention
 from symbolic import Claim, RuleBase
@@ -36,9 +36,8 @@ def one_part_as_total(focus: QuestionFocus, claims: Sequence[Claim], mentions: S
             return None
         found.append((value, whose.pop() or ""))
     value, part = found[0]
-    label = rulebase.entities[part].label if part in rulebase.entities else part
     return (f"the question asks a total, and the answer states {format_value(value)}, what the sources give for "
-            f"{label} alone")
+            f"{entity_label(rulebase, part)} alone")
 
 
 def _one_part(ev: EvidenceValue, parts: dict[str, set[str]], rulebase: RuleBase) -> str | None:

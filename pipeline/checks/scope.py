@@ -11,7 +11,7 @@ from pipeline.lang import alternation
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import asking_clause
 from pipeline.question.codes import asked_codes, names_other_codes
-from pipeline.question.focus import QuestionFocus, sole_entities
+from pipeline.question.focus import QuestionFocus, entity_label, sole_entities
 from pipeline.readers.focus import negated
 from pipeline.text.entities import find_entities
 from pipeline.text.script import is_chinese
@@ -104,13 +104,11 @@ def stated_for_another(text: str, mentions: Sequence[ValueMention], evidence: Se
         if stating and all(others) and not said_here & {i for o in others for i in o}:
             other = sorted(i for o in others for i in o)[0]
             etype = rulebase.entities[other].type if other in rulebase.entities else ""
-            asked = " or ".join(sorted(_label(rulebase, i) for i in scope.get(etype, ())))
-            return f"its value {m.text!r} is stated for {_label(rulebase, other)}, and the question is about {asked}"
+            asked = " or ".join(sorted(entity_label(rulebase, i) for i in scope.get(etype, ())))
+            return (f"its value {m.text!r} is stated for {entity_label(rulebase, other)}, and the question is about "
+                    f"{asked}")
     return None
 
-
-def _label(rulebase: RuleBase, entity_id: str) -> str:
-    return rulebase.entities[entity_id].label if entity_id in rulebase.entities else entity_id
 
 
 def _attributed_elsewhere(ev: EvidenceValue, scope: Scope, rulebase: RuleBase) -> set[str]:

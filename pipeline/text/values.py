@@ -89,7 +89,8 @@ _LINE_START = re.compile(r"(?:(?:^|\n)[ \t#>*(-]*|#+[ \t]+)$")
 
 
 def _is_enumerator(text: str, s: int, e: int) -> bool:
-    """A number that opens its line and numbers it ("2. Scope", "(3) ...", a Chinese heading's "三、")."""
+    """A number that opens its line and numbers it ("2. Scope", "(3) ...", a Chinese heading's numeral and its
+    enumeration comma)."""
     return bool(_ENUMERATOR_AFTER.match(text, e)) and bool(_LINE_START.search(text[max(0, s - 12):s])) \
         and (s >= 12 or _LINE_START.search(text[:s]) is not None)
 

@@ -3,12 +3,16 @@ relation the question names better that nothing it names binds, a rate counted p
 question asking a ratio set a proof of another attribute aside."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
+from pipeline_fakes import FakePassage, FixedRetriever, rulebase_of
 
 from pipeline.evidence.gather import gather
 from pipeline.evidence.kb_facts import KBFactCache
+from pipeline.proof.attribute import counted_per_another_period, names_another_attribute
 from pipeline.question.answer_types import answer_types
-from pipeline_fakes import FakePassage, FixedRetriever, rulebase_of
+from pipeline.question.focus import Goal, parse_question
 
 RULES = r"""
 type person "person"
@@ -48,6 +52,11 @@ def rb(tmp_path_factory):
     return rulebase_of(RULES, tmp_path_factory.mktemp("rules"))
 
 
+def _proved(relation, args, score):
+    """A proof of ``relation`` with the goal's parse score: what the attribute checks read of it."""
+    return SimpleNamespace(goal=Goal(relation, args, score))
+
+
 def _proof(rb, question, passages):
     ctx = gather(question, 5, FixedRetriever(passages), rb, KBFactCache())
     return ctx.proof, ctx.out_of_scope
@@ -85,9 +94,6 @@ def test_a_goal_the_parse_named_well_is_not_outranked(tmp_path):
     # blind/04 sup-08 (a development set): the embedder named the director-approval threshold for a Chinese question
     # (score 1.0) though none of its names is Chinese; "批准" alone named the approval check fully, and the
     # threshold's proof was set aside as another attribute
-    from types import SimpleNamespace
-    from pipeline.proof.attribute import names_another_attribute
-    from pipeline.question.focus import Goal, parse_question
     rules = r"""
 type policy "policy"
 entity policy travel "travel policy"
@@ -98,18 +104,15 @@ relation can_approve(p: person, x: money[GBP]) "can approve" aka "批准"
 """
     rb = rulebase_of(rules, tmp_path)
     focus = parse_question("预计费用超过多少的出差还需要总监批准？", rb)
-    named = SimpleNamespace(goal=Goal("director_approval_above", ("travel",), 1.0))
+    named = _proved("director_approval_above", ("travel",), 1.0)
     assert names_another_attribute(named, focus, rb) is None
     # named by half its words only, the same proof is outranked by the fully named check
-    half = SimpleNamespace(goal=Goal("director_approval_above", ("travel",), 0.5))
+    half = _proved("director_approval_above", ("travel",), 0.5)
     assert "names the can approve better" in (names_another_attribute(half, focus, rb) or "")
 
 
 def test_only_spans_of_time_are_periods_a_proof_is_counted_per(tmp_path):
     # blind/03 mh-03 (a development set): "of a person" reads as per person, which is no period of time
-    from types import SimpleNamespace
-    from pipeline.proof.attribute import counted_per_another_period
-    from pipeline.question.focus import Goal, parse_question
     rules = r"""
 type person "person"
 entity person ifan "Ifan Pritchard"
@@ -118,18 +121,15 @@ relation day_rate(p: person, x: money[GBP]) "rate per day"
 """
     rb = rulebase_of(rules, tmp_path)
     focus = parse_question("How many days of study leave does Ifan Pritchard get per year?", rb)
-    leave = SimpleNamespace(goal=Goal("person_study_leave", ("ifan",), 1.0))
+    leave = _proved("person_study_leave", ("ifan",), 1.0)
     assert counted_per_another_period(leave, focus, rb) is None
-    rate = SimpleNamespace(goal=Goal("day_rate", ("ifan",), 1.0))
+    rate = _proved("day_rate", ("ifan",), 1.0)
     assert counted_per_another_period(rate, parse_question("What is Ifan Pritchard's rate per hour?", rb), rb) == \
         "the question asks per hour, and the rate per day is counted per day"
 
 
 def test_a_rival_relation_is_of_the_proved_values_kind(tmp_path):
     # blind/02 num-02 (a development set): "site visit" named an office relation fully, and a fee's proof was set aside
-    from types import SimpleNamespace
-    from pipeline.proof.attribute import names_another_attribute
-    from pipeline.question.focus import Goal, parse_question
     rules = r"""
 type firm "firm"
 entity firm northgate "Northgate Assessors"
@@ -141,7 +141,7 @@ relation visit_fee(f: firm, x: money[GBP]) "site visit fee"
 """
     rb = rulebase_of(rules, tmp_path)
     focus = parse_question("What would Northgate Assessors charge for one site visit and work on a claim?", rb)
-    fee = SimpleNamespace(goal=Goal("adjuster_fee", ("northgate",), 0.3))
+    fee = _proved("adjuster_fee", ("northgate",), 0.3)
     # the office relation is named fully but gives an office, not an amount; the site visit fee is an amount
     assert names_another_attribute(fee, focus, rb) == \
         "the question names the site visit fee better than the proved adjuster fee for a claim, and nothing it " \

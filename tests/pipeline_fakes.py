@@ -97,6 +97,7 @@ class FakePassage:
     quarantine: str | None = None
     effective_date: str | None = None
     heading_path: list[str] | None = None
+    subject: str | None = None
 
     def __post_init__(self) -> None:
         self.end = self.end or self.start + len(self.text)

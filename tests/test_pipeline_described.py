@@ -131,6 +131,21 @@ def test_no_answer_about_the_named_entity_when_the_relation_gives_no_one(org):
     assert _goals(org, "Who is the person Wang Yu reports to?")[0] == [("reports_to", ("wang_yu",))]
 
 
+def test_a_relation_named_again_after_the_role_asks_a_second_hop(tmp_path):
+    from pipeline.answers.composition import compose
+    from pipeline.proof.proving import prove
+    rb = rulebase_of(ORG.replace('"reports to" aka "直属上级"', '"line manager" aka "reports to", "直属上级", "汇报"')
+                     + 'entity person li_na "Li Na"\nfact reports_to(chen_hao, li_na)\n', tmp_path)
+    for q in ["Whom does Wang Yu's line manager report to?", "Wang Yu 的直属上级向谁汇报？", "王雨的直属上级向谁汇报？"]:
+        goals, focus = _goals(rb, q)
+        assert goals == [("reports_to", ("chen_hao",))], q
+    proof = prove(focus, rb, rb.facts)
+    assert proof is not None and proof.value == "li_na"
+    # named once, the role is what is asked: one hop
+    assert _goals(rb, "Who is Wang Yu's line manager?")[0] == [("reports_to", ("wang_yu",))]
+    assert _goals(rb, "王雨的直属上级是谁？")[0] == [("reports_to", ("wang_yu",))]
+
+
 SITES = """
 entity site glasgow "Glasgow"
 entity site suzhou "Suzhou"

@@ -95,3 +95,63 @@ def test_an_entity_that_is_the_document_itself_gives_it_no_scope(tmp_path):
     assert document_scope(supplement, rb) == {}
     about = FakePassage("hz2.md", "x", heading_path=["Hangzhou staff rules for the on-call rota, 2026 edition"])
     assert document_scope(about, rb) == {"site": {"hangzhou"}}
+
+
+def test_a_proof_from_documents_that_never_name_the_asked_place_is_set_aside(tmp_path):
+    # blind/05: "the daily hire rate for a standpipe at the Wuxi plant" proved from UK hire terms (the relation takes
+    # no plant) that never name the plant, while the plant's own supplement does
+    from pipeline.evidence.gather import gather
+    from pipeline.evidence.kb_facts import KBFactCache
+    rb = rulebase_of(r"""
+type item "hire item"
+entity item standpipe "standpipe"
+type plant "plant"
+entity plant wuxi "Wuxi plant" aka "无锡水厂"
+entity plant leeds "Leeds depot"
+relation hire_rate(i: item, x: money) "daily hire rate" aka "hire per day"
+relation meal_allowance(p: plant, x: money) "meal allowance"
+pattern PH: "\| Hire per day \| {x:money} \|" -> hire_rate(standpipe, x)
+pattern PM: "meal allowance is {x:money}" -> meal_allowance(wuxi, x)
+""", tmp_path)
+    hire = FakePassage("hire.md", "Standpipes are collected at the Leeds depot.\n| Item | Charge |\n|---|---|\n"
+                                  "| Hire per day | GBP 42 |", heading_path=["Standpipe hire terms"])
+    wuxi = FakePassage("wuxi.md", "The meal allowance is CNY 30.", heading_path=["Wuxi plant supplement"])
+    ctx = gather("What is the daily hire rate for a standpipe at the Wuxi plant?", 5, FixedRetriever([hire, wuxi]), rb,
+                 KBFactCache())
+    assert ctx.proof is None and ctx.out_of_scope == [
+        "a proof of hire_rate(standpipe, 42 GBP) set aside: the question asks about Wuxi plant, and hire.md never "
+        "names it"]
+    # at a place the terms name, or with no place named, the proof stands
+    for q in ["What is the daily hire rate for a standpipe at the Leeds depot?", "What is the daily hire rate for a standpipe?"]:
+        ctx = gather(q, 5, FixedRetriever([hire, wuxi]), rb, KBFactCache())
+        assert ctx.proof is not None and str(ctx.proof.value) == "42 GBP", q
+
+
+def test_a_table_row_puts_what_it_names_in_the_questions_scope(tmp_path):
+    # blind/07: a group booking notice the KB states for the Hangzhou gallery alone answered a question about an
+    # exhibition whose admission row names Bath; the guide's front matter subject is the gallery, whole
+    from pipeline.evidence.gather import gather
+    from pipeline.evidence.kb_facts import KBFactCache
+    rb = rulebase_of(r"""
+type site "site"
+entity site bath "Bath"
+entity site hangzhou "Hangzhou gallery" aka "杭州美术馆"
+type exhibition "exhibition"
+entity exhibition deep_time "Deep Time"
+relation group_notice(s: site, d: duration[workday]) "group booking notice"
+relation adult_price(e: exhibition, x: money) "adult price"
+pattern PG: "groups book at least {d:duration} ahead" -> group_notice(hangzhou, d)
+pattern PA: "\| {e:exhibition} \| {_:site} \| {x:money} \|" -> adult_price(e, x)
+""", tmp_path)
+    admission = FakePassage("admission.md", "| Exhibition | Venue | Adult |\n|---|---|---|\n| Deep Time | Bath | GBP 12 |",
+                            heading_path=["Admission"])
+    guide = FakePassage("hz.md", "Visiting groups book at least 3 working days ahead.", heading_path=["Visitor guide"],
+                        subject="杭州美术馆")
+    kb = FixedRetriever([admission, guide])
+    ctx = gather("What is the group booking notice for Deep Time?", 5, kb, rb, KBFactCache())
+    assert ctx.scope["site"] == {"bath"}
+    assert ctx.proof is None and ctx.out_of_scope == [
+        "a proof of group_notice(hangzhou, 3 workdays) set aside: hz.md is about Hangzhou gallery, and the question "
+        "asks about Bath"]
+    ok = gather("What is the group booking notice at the Hangzhou gallery?", 5, kb, rb, KBFactCache())
+    assert ok.proof is not None and str(ok.proof.value) == "3 workdays"

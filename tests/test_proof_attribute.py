@@ -146,3 +146,36 @@ relation visit_fee(f: firm, x: money[GBP]) "site visit fee"
     assert names_another_attribute(fee, focus, rb) == \
         "the question names the site visit fee better than the proved adjuster fee for a claim, and nothing it " \
         "names binds that"
+
+
+@pytest.fixture(scope="module")
+def minilm_namer():
+    from pipeline.question.relation_namer import RelationNamer
+    from retrieval.embedder import get_embedder
+    return RelationNamer(get_embedder("default").embed)
+
+
+def test_a_relation_named_only_by_the_subjects_words_is_another_attribute(tmp_path, minilm_namer):
+    # blind/07 un-04: "the hotel limit per night for a courier" proved as the value from which a courier is required
+    from pipeline.proof.attribute import asks_another_attribute
+    rb = rulebase_of(r"""
+type scope "loan scope"
+entity scope outgoing "outgoing loans" aka "outgoing loan"
+relation courier_value(s: scope, x: money[GBP]) "courier required from object value" aka "courier"
+relation hire_rate(s: scope, x: money[GBP]) "daily hire rate" aka "hire per day"
+""", tmp_path)
+
+    def verdict(question, relation, value="1000000 GBP"):
+        from symbolic import parse_value
+        focus = parse_question(question, rb, namer=minilm_namer)
+        proof = SimpleNamespace(goal=Goal(relation, ("outgoing",), 1.0), value=parse_value(value))
+        return asks_another_attribute(proof, focus, rb)
+
+    why = verdict("What is the hotel limit per night for a courier on an outgoing loan?", "courier_value")
+    assert why is not None and "hotel limit per night" in why and "courier required from object value" in why
+    # what is asked names the relation, or means it though no word is shared ("charge" for the hire rate)
+    assert verdict("What is the courier value for an outgoing loan?", "courier_value") is None
+    assert verdict("What is the charge for an outgoing loan?", "hire_rate", "42 GBP") is None
+    # no namer, no judgement
+    focus = parse_question("What is the hotel limit per night for a courier on an outgoing loan?", rb)
+    assert asks_another_attribute(SimpleNamespace(goal=Goal("courier_value", ("outgoing",), 1.0)), focus, rb) is None

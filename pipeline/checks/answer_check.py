@@ -8,14 +8,14 @@ from typing import Sequence
 
 from pipeline.checks.grounding import NOT_CITED, values_match
 from pipeline.checks.parts import one_part_as_total
-from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked, asked_attribute,
+from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked,
                                    asked_entities, cited_evidence, drops_a_negation, from_an_example, relation_terms,
                                    repeats_itself)
 from pipeline.lang import alternation, cue_table, words
 from pipeline.proof.calculation import Calculation, calculations, computed_by
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import TOTAL_WORDS, asked_currency, asking_clause, asks_two
-from pipeline.question.asked import asked_relations
+from pipeline.question.asked import asked_attribute, asked_relations
 from pipeline.question.codes import names_a_sibling
 from pipeline.question.condition import condition_of, measures_the_condition, needed_topics
 from pipeline.question.focus import QuestionFocus

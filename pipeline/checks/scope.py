@@ -224,23 +224,6 @@ def asked_entities(focus: QuestionFocus) -> set[tuple[str, str]]:
     return in_clause | {(t, i) for t, i in named if t not in clause_types}
 
 
-# "What is the response time for a Severity 2 ticket?": the noun phrase before the preposition names what is
-# asked of the subject after it. English only: a Chinese question's word order ("…'s response time is what",
-# the question word last) would need word segmentation to cut the same way (lang/<code>/checks.toml
-# asked_attribute).
-_ASKED_ATTRIBUTE = re.compile(alternation("checks.asked_attribute"), re.IGNORECASE)
-
-
-def asked_attribute(focus: QuestionFocus) -> set[str]:
-    """The content terms of what an English "What is the X for/of Y?" question asks (X), without the words of
-    the entity names it uses; empty when the question is not of that form."""
-    m = _ASKED_ATTRIBUTE.match(focus.question)
-    if m is None:
-        return set()
-    named = set().union(set(), *(content_terms(e.text) for e in focus.entities))
-    return {t for t in content_terms(m.group(1)) if t not in named}
-
-
 def about_another_subject(text: str, proof: ProvenAnswer, rulebase: RuleBase | None) -> str | None:
     """The proved value said of another entity than the proof's ("the XR-40 has a 1.1 kW power rating" where
     the LC-220 is the instrument asked about, and its rating 1.1 kW): the right figure, the wrong thing."""

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 from pipeline.evidence.bridges import BRIDGE_KINDS
 from pipeline.lang import Lexicon, phrase, words
-from pipeline.question.focus import Goal, QuestionFocus, parse_question
+from pipeline.question.focus import Goal, QuestionFocus, parse_question, type_fits
 from pipeline.question.naming import relation_names, relation_score
 from pipeline.text.entities import EntityMention
 from pipeline.text.sentences import blanked
@@ -87,7 +87,7 @@ def _same(a: object, b: object) -> bool:
 # possessive; the Chinese one is one character, and may be left out).
 _POSSESSIVE_EN = "|".join(Lexicon.load("en").words("evidence.possessive"))
 _GAP = re.compile(rf"^(?:\s*(?:{_POSSESSIVE_EN})?\s*(?:[A-Z][\w-]*\s+){{0,2}}?"
-                  rf"|[\u4e00-\u9fff]{{0,3}}?{phrase('evidence.possessive', 'zh')}?)$")
+                  rf"|\s*[\u4e00-\u9fff]{{0,3}}?{phrase('evidence.possessive', 'zh')}?\s*)$")
 
 
 def same_type_pairs(rulebase: RuleBase) -> list[RelationSig]:
@@ -102,11 +102,12 @@ def related_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[F
     them). A mention followed by the name of a relation between two entities of its own type ("the person
     Wang Yu reports to", in Chinese too) stands for the relation's object, the one the facts give it. The
     mention is set apart even when the facts give no one object: the question is not about it. A question
-    asking who ("who is the person Wang Yu reports to?") asks for the object itself: no mention stands for it."""
+    asking who ("who is the person Wang Yu reports to?") asks for the object itself: no mention stands for it,
+    unless the question names a relation again outside the role ("whom does Ruth's line manager report to?"
+    asks of the manager: asked_again)."""
     related: list[EntityMention] = []
     unnamed: list[EntityMention] = []
-    if "person" in focus.answer_types:
-        return related, unnamed
+    asks_who = "person" in focus.answer_types
     pairs = same_type_pairs(rulebase)
     for x in focus.entities:
         after = focus.question[x.end:x.end + 40]
@@ -115,6 +116,8 @@ def related_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[F
             names = [n for n in relation_names(sig) if n.strip()]
             hit = next((m for n in names for m in [re.search(name_regex(n), after, re.IGNORECASE)]
                         if m and _GAP.match(after[:m.start()])), None)
+            if asks_who and (hit is None or not asked_again(focus, rulebase, (x.start, x.end + hit.end()))):
+                continue
             if hit is None:
                 hit = _possessed(after, rulebase)
                 if hit is None or len(own) > 1:
@@ -179,6 +182,14 @@ def _possessed(after: str, rulebase: RuleBase) -> re.Match | None:
 LINKED_MIN_SCORE = 0.6
 
 
+def asked_again(focus: QuestionFocus, rulebase: RuleBase, role: tuple[int, int]) -> bool:
+    """Whether the question outside the ``role`` span ("Ruth's line manager") names a relation whose value is of
+    the kind it asks: then the role is whom it asks about ("… report to?"), not what it asks."""
+    terms = frozenset(content_terms(blanked(focus.question, [role])))
+    return any(sig.arity >= 2 and type_fits(sig, focus.answer_types)
+               and relation_score(sig, terms) >= LINKED_MIN_SCORE for sig in rulebase.relations.values())
+
+
 def linked_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact],
                     entities: Sequence[EntityMention]) -> list[EntityMention]:
     """Arguments a rule author's link gives through a named entity: with `link person_location ->
@@ -219,10 +230,18 @@ def with_described(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fac
         return replace(focus, goals=hop) if hop else focus
     out = parse_question(focus.question, rulebase, described=[*described, *related, *linked], unnamed=unnamed,
                          implied=implied, namer=focus.namer)
-    # the relation that describes an entity is not what the question asks of it
-    hops = {m.described_by for m in [*related, *linked]}
+    # the relation that describes an entity is not what the question asks of it, unless named again ("whom does
+    # Ruth's line manager report to?")
+    hops = {m.described_by for m in [*related, *linked]
+            if not (m in related and _named_outside(focus, rulebase, m))}
     out.goals = [g for g in out.goals if g.relation not in hops] or asked_hop(out, rulebase)
     return out
+
+
+def _named_outside(focus: QuestionFocus, rulebase: RuleBase, mention: EntityMention) -> bool:
+    sig = rulebase.relations.get(mention.described_by or "")
+    terms = frozenset(content_terms(blanked(focus.question, [(mention.start, mention.end)])))
+    return sig is not None and relation_score(sig, terms) >= LINKED_MIN_SCORE
 
 
 def asked_hop(focus: QuestionFocus, rulebase: RuleBase) -> list[Goal]:

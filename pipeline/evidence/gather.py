@@ -15,9 +15,9 @@ from pipeline.evidence.kb_facts import (EvidenceConflict, FactSource, KBFacts, e
 from pipeline.evidence.leads import lead_first
 from pipeline.evidence.links import link_queries
 from pipeline.evidence.passage_facts import extract_evidence
-from pipeline.evidence.scope import Scope, question_scope, source_conflict
+from pipeline.evidence.scope import Scope, question_scope, source_conflict, unbound_qualifier
 from pipeline.proof.approver import covering_limit
-from pipeline.proof.attribute import counted_per_another_period, names_another_attribute
+from pipeline.proof.attribute import asks_another_attribute, counted_per_another_period, names_another_attribute
 from pipeline.proof.limit_check import LimitBreach, breached_limits
 from pipeline.proof.limits import with_checked_limits
 from pipeline.proof.proving import ProvenAnswer, prove, value_places
@@ -191,7 +191,7 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
         facts, _values, conflicts = evidence_and_conflicts(ctx.candidates, rulebase, ctx.kb)
         ctx.conflicts = relevant_conflicts(conflicts, focus.goals, ctx.candidates)
         ctx.focus = focus = facts_focus(focus, rulebase, facts, implied)
-        ctx.scope = question_scope(focus, rulebase, facts)
+        ctx.scope = question_scope(focus, rulebase, facts, ctx.kb.row_links(rulebase) if ctx.kb is not None else None)
     if symbolic and rulebase is not None:
         rb = rulebase
 
@@ -200,7 +200,9 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
             retrieved text contradicts."""
             found = source_conflict(ctx.scope, proof.goal.relation, _document_passages(proof, ctx.candidates, ctx.kb),
                                     rb)
-            why = found.reason(rb) if found is not None else contradicted_assumption(proof, ctx.candidates, rb)
+            why = found.reason(rb) if found is not None else (
+                contradicted_assumption(proof, ctx.candidates, rb)
+                or unbound_qualifier(focus, proof, ctx.kb, rb, facts))
             if why is not None:
                 ctx.out_of_scope.append(f"a proof of {proof.fact} set aside: {why}")
             return why is not None
@@ -209,7 +211,8 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
         # with its premises disproved, a question is answered for what it asks besides them
         ask = asked_beyond(focus, ctx.corrections) if ctx.corrections else focus
         def another_attribute(proof: ProvenAnswer) -> bool:
-            why = names_another_attribute(proof, focus, rb) or counted_per_another_period(proof, focus, rb)
+            why = names_another_attribute(proof, focus, rb) or counted_per_another_period(proof, focus, rb) \
+                or asks_another_attribute(proof, focus, rb)
             if why is not None:
                 ctx.out_of_scope.append(f"a proof of {proof.fact} set aside: {why}")
             return why is not None

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable, Protocol, Sequence, Sized, TypeVar, cast
 
-from pipeline.evidence.passage_facts import authoritative, extract_evidence, standing
+from pipeline.evidence.passage_facts import authoritative, document_subject, extract_evidence, standing
 from pipeline.lang import words
 from pipeline.proof.proving import current_evidence
 from pipeline.seams import PassageLike
+from pipeline.text.entities import find_entities
 from pipeline.text.values import EvidenceValue
 from symbolic import Fact, RuleBase
 from symbolic.model import VALUE_TYPES
@@ -74,9 +75,28 @@ class KBFacts:
     passage_of: dict[int, PassageLike] = field(default_factory=dict)  # id(fact) -> the chunk passage stating it
     implied: dict[tuple[str, int], str] = field(default_factory=dict)   # implied_arguments of the facts
     conflicts: list[EvidenceConflict] = field(default_factory=list)   # facts outranked (left out of ``facts``)
+    named_in: dict[str, frozenset[str]] = field(default_factory=dict)   # doc id -> the entities it names anywhere
+    subject_of: dict[str, frozenset[str]] = field(default_factory=dict)   # doc id -> those its subject names
+    _row_links: tuple[RuleBase, dict[str, dict[str, frozenset[str]]]] | None = field(default=None, repr=False)
 
     def passage_for(self, fact: Fact) -> PassageLike | None:
         return self.passage_of.get(id(fact))
+
+    def row_links(self, rulebase: RuleBase) -> dict[str, dict[str, frozenset[str]]]:
+        """Entity id -> entity type -> the entities of that type the KB's table rows naming it name (a row is one
+        record: "| Deep Time | Museum of Natural History, Bath | …" puts the exhibition at Bath). Built once per
+        rule base on first use."""
+        if self._row_links is None or self._row_links[0] is not rulebase:
+            rows = dict.fromkeys((v.doc_id, v.context) for v in self.values if v.column is not None and v.context)
+            links: dict[str, dict[str, set[str]]] = {}
+            for _doc, row in rows:
+                named = {(m.entity_id, m.type) for m in find_entities(row, rulebase)}
+                for eid, etype in named:
+                    for other, otype in named:
+                        if otype != etype:
+                            links.setdefault(eid, {}).setdefault(otype, set()).add(other)
+            self._row_links = (rulebase, {e: {t: frozenset(ids) for t, ids in by.items()} for e, by in links.items()})
+        return self._row_links[1]
 
     @cached_property
     def documents_by_quantity(self) -> dict[tuple, list[str]]:
@@ -149,7 +169,13 @@ class KBFactCache:
     @staticmethod
     def _read(passages: Sequence[PassageLike], rulebase: RuleBase) -> KBFacts:
         out = KBFacts()
+        named: dict[str, set[str]] = {}
         for p in passages:
+            said = " \n".join([document_subject(p) or "", *(getattr(p, "heading_path", None) or []), p.text])
+            named.setdefault(p.doc_id, set()).update(m.entity_id for m in find_entities(said, rulebase))
+            if p.doc_id not in out.subject_of:
+                out.subject_of[p.doc_id] = frozenset(m.entity_id for m in find_entities(document_subject(p) or "",
+                                                                                         rulebase))
             facts, values = extract_evidence([p], rulebase)
             for f in facts:
                 out.passage_of[id(f)] = p
@@ -157,6 +183,7 @@ class KBFactCache:
             out.values.extend(values)
         out.facts, out.conflicts = outranked(out.facts, rulebase)
         out.implied = implied_arguments(rulebase, out.facts)
+        out.named_in = {d: frozenset(ids) for d, ids in named.items()}
         log.info("read %d facts from %d chunks", len(out.facts), len(passages))
         return out
 

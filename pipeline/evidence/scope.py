@@ -5,14 +5,18 @@ A value from a source scoped to another office than the one asked about answers 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from pipeline.evidence.passage_facts import document_subject
-from pipeline.question.focus import QuestionFocus
+from pipeline.proof.proving import ProvenAnswer
+from pipeline.question.focus import QuestionFocus, entity_label, sole_entities
 from pipeline.question.naming import relation_names
 from pipeline.seams import PassageLike
 from pipeline.text.entities import find_entities
 from symbolic import Fact, RuleBase
+
+if TYPE_CHECKING:
+    from pipeline.evidence.kb_facts import KBFacts
 
 Scope = Mapping[str, frozenset[str]]      # entity type -> the entity ids of that type
 # an entity named by this share of a document's title (or more) is the document itself, not what it is about
@@ -29,14 +33,21 @@ def _named(texts: Iterable[str | None], rulebase: RuleBase) -> dict[str, frozens
     return {t: frozenset(ids) for t, ids in out.items()}
 
 
-def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact]) -> Scope:
+def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact],
+                   rows: Mapping[str, Mapping[str, frozenset[str]]] | None = None) -> Scope:
     """The entities the question names, by type, and for each named one the entity of another type the facts
     link it to alone (``works_in(liu_mei, hangzhou)``: Liu Mei's question is about the Hangzhou office too), and
     what those link to alone in turn (her title's grade: ``has_title(dan_kirby, scientist)``,
-    ``grade_for_title(scientist, s1)``), up to LINK_HOPS links from what the question names."""
+    ``grade_for_title(scientist, s1)``), up to LINK_HOPS links from what the question names. ``rows``: the
+    entities the KB's table rows naming an entity name (KBFacts.row_links); a type of which they name one alone
+    links it too (the Deep Time exhibition's row names Bath: a question about it is about Bath)."""
     out: dict[str, set[str]] = {}
     for e in focus.entities:
         out.setdefault(e.type, set()).add(e.entity_id)
+    for e in focus.entities:
+        for etype, ids in (rows or {}).get(e.entity_id, {}).items():
+            if len(ids) == 1 and etype not in out:
+                out.setdefault(etype, set()).update(ids)
     frontier = {e.entity_id: e.type for e in focus.entities}
     reached = dict(frontier)
     all_facts = [*rulebase.facts, *facts]
@@ -69,9 +80,10 @@ def relation_scope(relation: str, rulebase: RuleBase) -> Scope:
 def document_scope(passage: PassageLike, rulebase: RuleBase) -> Scope:
     """The entities the document's subject (front matter, title or first heading) names, less an entity that is the
     document itself (its name most of the title: the supplement entity a title "Hangzhou clinic HR supplement"
-    names): a question naming another policy ("the on-call policy") may be answered from a supplement to it."""
+    names): a question naming another policy ("the on-call policy") may be answered from a supplement to it. A
+    front matter ``subject:`` says what the document is about, whole ("subject: Hangzhou gallery")."""
     subject = document_subject(passage) or ""
-    size = len("".join(subject.split()))
+    size = 0 if getattr(passage, "subject", None) else len("".join(subject.split()))
     out: dict[str, set[str]] = {}
     for m in find_entities(subject, rulebase):
         if size and len("".join(m.text.split())) >= DOCUMENT_ITSELF * size:
@@ -113,3 +125,43 @@ def source_conflict(asked: Scope, relation: str | None, docs: Sequence[PassageLi
             return found
     found_docs = [conflict(asked, document_scope(p, rulebase), p.doc_id) for p in docs]
     return found_docs[0] if found_docs and all(found_docs) else None
+
+
+def unbound_qualifier(focus: QuestionFocus, proof: ProvenAnswer, kb: KBFacts | None, rulebase: RuleBase,
+                      facts: Sequence[Fact] = ()) -> str | None:
+    """Why a proof does not answer for what the question names: an entity the question names itself (not the only
+    one of its type, nor of a type the proof's goal binds another of), that the proof binds nowhere (its goal, the
+    facts it rests on), that has documents of its own (another document's subject names it), and that none of the
+    documents the proof rests on names anywhere. "The daily hire rate for a standpipe at the Wuxi plant" proved
+    from standpipe hire terms that never name the plant, which has its own supplement: the relation takes no
+    plant, and nothing shows those terms hold there. A place with no documents of its own is under the global ones
+    (a Dublin employee's standby allowance from the on-call policy). An entity the ``facts`` link to one those
+    documents name is in their scope (Liu Mei, who works in the Hangzhou office, under its supplement)."""
+    docs = {f.provenance.doc_id for f in proof.documents if f.provenance.doc_id}
+    if not docs or kb is None or not kb.named_in:
+        return None     # a proof from the rule files' facts alone, or a KB not read whole: nothing to scope
+    named_in = kb.named_in
+    bound = {a for a in proof.goal.args if isinstance(a, str)}
+    bound |= {a for f in proof.node.facts for a in f.args if isinstance(a, str)}
+    bound_types = {rulebase.entities[a].type for a in proof.goal.args if isinstance(a, str) and a in rulebase.entities}
+    sole = set(sole_entities(rulebase).values())
+    in_docs = frozenset().union(*(named_in.get(d, frozenset()) for d in docs))
+    elsewhere = frozenset().union(*(ids for d, ids in kb.subject_of.items() if d not in docs))
+    for x in focus.entities:
+        if x.described_by or x.via or x.entity_id in bound or x.entity_id in sole or x.type in bound_types:
+            continue
+        if x.entity_id not in in_docs and x.entity_id in elsewhere \
+                and not _linked(x.entity_id, [*rulebase.facts, *facts]) & in_docs:
+            return f"the question asks about {entity_label(rulebase, x.entity_id)}, and {sorted(docs)[0]} never names it"
+    return None
+
+
+def _linked(entity_id: str, facts: Sequence[Fact]) -> set[str]:
+    """The entities the facts link ``entity_id`` to, up to LINK_HOPS links (its office, its title's grade)."""
+    reached: set[str] = set()
+    frontier = {entity_id}
+    for _hop in range(LINK_HOPS):
+        frontier = {f.args[-1] for f in facts if len(f.args) >= 2 and f.args[0] in frontier
+                    and isinstance(f.args[-1], str)} - reached - {entity_id}
+        reached |= frontier
+    return reached

@@ -5,15 +5,21 @@ answered by that person's purchase order limit)."""
 from __future__ import annotations
 
 from pipeline.proof.proving import ProvenAnswer
+from pipeline.question.asked import asked_attribute, asked_attribute_text
 from pipeline.question.focus import QuestionFocus, relation_label, type_fits
 from pipeline.question.naming import relation_names, relation_score
 from pipeline.text.periods import periods
 from symbolic import Duration, RuleBase, parse_value
-from symbolic.dependencies import kin
+from symbolic.dependencies import derived_from, kin
 
 # How much better another relation must be named than the proved one, and how much of its name said at least.
 BETTER_BY = 0.2
 NAMED_ENOUGH = 0.6
+# Below this cosine (all-MiniLM-L6-v2) between what an English question asks and a relation's label and aliases, the
+# relation means something else: "hotel limit per night" against "courier required from object value" 0.02 and
+# "courier" -0.05; the farthest synonyms measured, "charge" against "daily hire rate" 0.12, "deadline" against
+# "submission window" 0.17, "capacity" against "rated payload" 0.35.
+UNRELATED_BELOW = 0.08
 
 
 def names_another_attribute(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
@@ -62,3 +68,26 @@ def counted_per_another_period(proof: ProvenAnswer, focus: QuestionFocus, ruleba
         return None
     return (f"the question asks per {', '.join(sorted(asked))}, and the {relation_label(rulebase, proof.goal.relation)} "
             f"is counted per {', '.join(sorted(named))}")
+
+
+def asks_another_attribute(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
+    """Why ``proof`` is not of what an English "What is the X for Y?" asks: no word of X names the proved relation
+    nor one it is derived from or derives, and X's meaning is far from every one of their names (the namer's
+    cosine below UNRELATED_BELOW): "the hotel limit per night for a courier" is not answered by the "courier
+    required from object value", which the question names by its subject's word alone. Without a namer (no
+    sentence embedder) nothing is judged."""
+    asked, text = asked_attribute(focus), asked_attribute_text(focus)
+    if not asked or focus.namer is None:
+        return None
+    relation = proof.goal.relation
+    family = [rulebase.relations[r] for r in {relation, *derived_from(rulebase, relation)} if r in rulebase.relations]
+    family += [sig for sig in rulebase.relations.values() if relation in derived_from(rulebase, sig.name)]
+    if any(relation_score(sig, frozenset(asked)) > 0 for sig in family):
+        return None
+    # the author's words for them: an identifier ("courier_value_threshold") is no label
+    names = [n for sig in family for n in ([sig.label, *sig.aliases] if sig.label else relation_names(sig))]
+    nearest = focus.namer.nearest(text, names)
+    if nearest is None or nearest >= UNRELATED_BELOW:
+        return None
+    return (f"the question asks the {text}, and the proved {relation_label(rulebase, relation)} means something "
+            f"else (it is named only by the question's other words)")

@@ -1,7 +1,12 @@
-"""Which relations a question asks: its best-named goals' and those the rules derive them from."""
+"""What a question asks: the relations (its best-named goals' and those the rules derive them from) and the
+attribute an English "What is the X for Y?" names."""
 from __future__ import annotations
 
+import re
+
+from pipeline.lang import alternation
 from pipeline.question.focus import QuestionFocus
+from pipeline.text.terms import content_terms
 from symbolic import RuleBase
 from symbolic.dependencies import derived_from
 
@@ -22,3 +27,23 @@ def asked_relations(focus: QuestionFocus, rulebase: RuleBase | None) -> set[str]
     if rulebase is None:
         return best
     return best.union(*(derived_from(rulebase, r) for r in best))
+
+
+# "What is the response time for a Severity 2 ticket?": the noun phrase before the preposition names what is
+# asked of the subject after it. English only: a Chinese question's word order ("…'s response time is what",
+# the question word last) would need word segmentation to cut the same way (lang/<code>/checks.toml
+# asked_attribute).
+_ASKED_ATTRIBUTE = re.compile(alternation("checks.asked_attribute"), re.IGNORECASE)
+
+
+def asked_attribute_text(focus: QuestionFocus) -> str:
+    """What an English "What is the X for/of Y?" question asks, as written (X); empty when it is not of that form."""
+    m = _ASKED_ATTRIBUTE.match(focus.question)
+    return m.group(1) if m is not None else ""
+
+
+def asked_attribute(focus: QuestionFocus) -> set[str]:
+    """The content terms of what an English "What is the X for/of Y?" question asks (X), without the words of
+    the entity names it uses; empty when the question is not of that form."""
+    named = set().union(set(), *(content_terms(e.text) for e in focus.entities))
+    return {t for t in content_terms(asked_attribute_text(focus)) if t not in named}

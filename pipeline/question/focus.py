@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from pipeline.lang import word_pattern
 from pipeline.question.answer_types import answer_types, asked_currency, asked_nouns
+from pipeline.question.mentions import named_mentions
 from pipeline.question.naming import (half_named_and_meant, named_by_time_alone, named_value_spans, relation_names,
                                       relation_score, sole_and_meant, sole_and_said, value_terms)
 from pipeline.text.entities import EntityMention, find_entities
@@ -56,6 +57,9 @@ class QuestionFocus:
     # relation -> the arguments of its facts, the value last (pipeline.evidence.gather.facts_focus): a value an answer
     # says that the documents state for a relation is looked up, not computed from the question's
     documented: Mapping[str, tuple[tuple, ...]] = field(default_factory=dict)
+    # entity types the question names a kind of that the rule base has no entity for ("incoming loans"):
+    # no type's only entity nor implied argument stands in for it (pipeline.question.mentions)
+    other_kinds: frozenset[str] = frozenset()
 
     def documents(self, relation: str, value: object, args: tuple | None = None) -> bool:
         """Whether the facts state ``value`` for ``relation`` (of ``args``, where given)."""
@@ -198,7 +202,9 @@ def parse_question(question: str, rulebase: RuleBase | None, *, min_score: float
     if rulebase is None:
         return focus
     set_apart = {(u.start, u.end) for u in unnamed}
-    found = pronoun_resolved(question, [e for e in find_entities(question, rulebase) if (e.start, e.end) not in set_apart])
+    named, focus.other_kinds = named_mentions(question, [e for e in find_entities(question, rulebase)
+                                                         if (e.start, e.end) not in set_apart], rulebase)
+    found = pronoun_resolved(question, named)
     focus.entities = sorted([*found, *described], key=lambda x: x.start)
     focus.name_spans = tuple(named_value_spans(question, rulebase))
     focus.name_cues = frozenset(value_terms(blanked(question, [(x.start, x.end) for x in focus.entities]))
@@ -239,6 +245,9 @@ def _named_goals(rulebase: RuleBase, focus: QuestionFocus, types: frozenset[str]
                 named = [(v, (s, e)) for v, s, e in values if param_fits(p, v)]
             if named:
                 choices.append(named)
+            elif p.type in focus.other_kinds:
+                choices = []
+                break
             elif only_entity.get(p.type):
                 choices.append([(only_entity[p.type], None)])
                 implied_here.append(i)

@@ -64,6 +64,15 @@ class RelationNamer:
         scored = [(float(np.max(vectors[sig.name] @ query)), sig) for sig in sigs if sig.name in vectors]
         return sorted(scored, key=lambda p: -p[0])
 
+    def nearest(self, text: str, names: Sequence[str]) -> float | None:
+        """The cosine similarity of ``text`` to the closest of ``names`` (English ones; None where either is
+        Chinese or there are none)."""
+        names = [n for n in names if n.strip() and not CJK_RUN_RE.search(n)]
+        if not names or CJK_RUN_RE.search(text) or not text.strip():
+            return None
+        query = self._embedded(text)
+        return max(float(self._embedded(n) @ query) for n in names)
+
     def _embedded(self, text: str) -> np.ndarray:
         """``text``'s vector, from the last few texts embedded where it is one of them."""
         with self._lock:

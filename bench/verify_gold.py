@@ -2,7 +2,7 @@
 and the same answer with its first number changed, checked by `pipeline.verify` against the KB and the rules,
 with no [n] markers (an answer from another system carries none).
 
-Usage: .venv/bin/python bench/verify_gold.py QUESTIONS.jsonl --kb KB --rules RULES [--out FILE.jsonl]
+Usage: .venv/bin/python bench/verify_gold.py QUESTIONS.jsonl --kb KB --rules RULES [--index DIR] [--out FILE.jsonl]
 
 Prints one line per item (status of the right answer, of the changed one, and why) and last
 `right verified R/N (P %), changed verified C/M` — the issue's targets are >= 80 % and 0.
@@ -38,13 +38,14 @@ def main() -> int:
     ap.add_argument("--kb", required=True)
     ap.add_argument("--rules", required=True)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--index", default=None, help="index folder (default: next to the KB)")
     args = ap.parse_args()
     from pipeline import verify
     from pipeline.loop.answerer import Answerer
     from pipeline.loop.config import AnswererConfig
     from pipeline.loop.factory import open_retriever, open_rules
 
-    answerer = Answerer(None, open_retriever(args.kb), open_rules(args.rules),  # type: ignore[arg-type]
+    answerer = Answerer(None, open_retriever(args.kb, args.index), open_rules(args.rules),  # type: ignore[arg-type]
                         AnswererConfig(lm_extraction=False))
     items = [json.loads(line) for line in Path(args.questions).read_text(encoding="utf-8").splitlines() if line.strip()]
     rows, right, wrong_ok, n_wrong = [], 0, 0, 0

@@ -64,6 +64,16 @@ def test_nothing_is_described_by_a_shared_value_a_duration_or_beside_a_named_ent
     assert with_described(focus, rb, rb.facts) is focus
 
 
+def test_a_superseded_documents_value_describes_nothing(rb):
+    # blind/08's author: "may staff work 7 consecutive shifts?" read as the policy whose old version says 7
+    old = Fact("docking_slots", ("lx_500", parse_value("12")), 1.0,
+               Provenance("document", doc_id="old.md", start=0, end=1, superseded=True))
+    q = "What is the battery warranty of the product with a 12-slot dock?"
+    assert described_entities(parse_question(q, rb), rb, [*rb.facts, old]) == []
+    current = _doc_fact("docking_slots", "lx_500", parse_value("12"))
+    assert [x.entity_id for x in described_entities(parse_question(q, rb), rb, [*rb.facts, current])] == ["lx_500"]
+
+
 def test_a_count_describes_a_thing_only_where_the_question_names_its_type(rb):
     facts = [*rb.facts, _doc_fact("docking_slots", "lx_500", parse_value("12"))]
     q = "What is the battery warranty of the product with a 12-slot dock?"

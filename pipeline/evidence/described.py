@@ -32,9 +32,11 @@ def described_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence
     for value, kind, start, end in find_values(text):
         if kind not in BRIDGE_KINDS and kind != "number":
             continue
+        # a superseded document's value describes the entity as it was, not as a question names it (blind/08's
+        # author: "may Hangzhou staff work 7 consecutive shifts?" read as the shift policy whose old version says 7)
         owning = {f.args[0]: f.relation for f in facts
                   if len(f.args) == 2 and isinstance(f.args[0], str) and f.args[0] in rulebase.entities
-                  and _same(f.args[1], value)}
+                  and not f.provenance.superseded and _same(f.args[1], value)}
         # "52 seats": the count's noun names the relation it counts, whose facts alone are read
         counted = {e: r for e, r in owning.items() if _counts_relation(focus.question, end, rulebase.relations.get(r))}
         if kind == "number" and counted:

@@ -210,6 +210,7 @@ class Pattern:
     location: Location
     text_location: Location
     message: str | None = None
+    reads: str = "both"   # "answers", "documents" or "both": the texts the pattern is matched against
 
 
 @dataclass

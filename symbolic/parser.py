@@ -208,8 +208,10 @@ class _Build(Transformer):
                                                 aliases or [], unique is not None, self.loc(name), limit,
                                                 ordered is not None))
 
+    def reads(self, c): return str(c[1])
+
     def pattern_decl(self, c):
-        pid, cf, text, *atoms = c
+        pid, cf, reads, text, *atoms = c
         raw = str(text).startswith("re")
         # A plain pattern keeps its backslashes: symbolic.patterns reads `\X` as a literal X (so `\|`
         # stays a bar, not a choice); unquoting here would turn `\|` `\(` `\[` into syntax.
@@ -217,7 +219,8 @@ class _Build(Transformer):
         # "-> a(g, x), b(g, y)": one pattern per conclusion, the second named P.2 (a table row's two columns)
         for k, atom in enumerate(atoms):
             self.out.patterns.append(m.Pattern(str(pid) if k == 0 else f"{pid}.{k + 1}", body, raw, atom,
-                                               cf[1] if cf else 1.0, self.loc(pid), self.loc(text)))
+                                               cf[1] if cf else 1.0, self.loc(pid), self.loc(text),
+                                               reads=reads or "both"))
 
     def holiday_decl(self, c):
         day = self.date([c[0]])

@@ -87,8 +87,10 @@ class RuleBase:
         if with_rows.text != views[0].text:
             views.append(with_rows)
         read: dict[str, list[tuple[int, int]]] = {}
+        side = "answers" if source.source == "answer" else "documents"
+        patterns = [cp for cp in self.patterns if cp.pattern.reads in ("both", side)]
         for k, view in enumerate(views):
-            for cp in self.patterns:
+            for cp in patterns:
                 for fact, s, e in self._read_with(cp, view, subject, source, base):
                     if k and any(s < e2 and s2 < e for s2, e2 in read.get(cp.pattern.id, ())):
                         continue

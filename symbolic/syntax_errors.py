@@ -11,7 +11,8 @@ from .lint import blank_comments, hint_for
 
 _FRIENDLY = {"NAME": "a name", "STRING": 'a quoted "text"', "RSTRING": 'a re"regex"', "VAR": "a ?variable",
              "NUMBER": "a number", "DATE": "a date", "CURRENCY": "a currency sign", "COMPARE": "a comparison",
-             "MINUS": '"-"', "ADD": '"+"', "MUL": '"*" or "/"', "$END": "the end of the file"}
+             "MINUS": '"-"', "ADD": '"+"', "MUL": '"*" or "/"', "$END": "the end of the file",
+             "READ_SIDE": '"answers" or "documents"'}
 
 
 # the parser's terminals (set by symbolic.parser, which owns the grammar)

@@ -52,3 +52,32 @@ def test_a_bracket_group_with_no_choice_is_warned(tmp_path):
     (w,) = load_rulebase(tmp_path).warnings
     assert w.line == 12 and w.column == 33   # the "("
     assert "'(8 hours)' chooses nothing" in w.message and "\\(" in w.message
+
+
+def test_a_pattern_may_read_answers_only_or_documents_only(tmp_path):
+    # blind/08's author (obstacle 12): a pattern written for answers ("the call-out payment is GBP 75") also read
+    # the policy's worked example as evidence
+    (tmp_path / "r.rules").write_text(RULES + '''
+pattern SAY_LIMIT on answers: "commitment limit of {g:grade} is {x:money}" -> commitment_limit(g, x)
+pattern DOC_LIMIT cf 0.9 on documents: "{g:grade} may commit up to {x:money}" -> commitment_limit(g, x)
+''', encoding="utf-8")
+    rb = load_rulebase(tmp_path)
+    assert rb.warnings == []
+    text = "The commitment limit of M2 is GBP 9,000. S1 may commit up to GBP 2,000."
+
+    def read(source):
+        return sorted((f.provenance.rule_id, a[0]) for f, _s, _e in rb.extract(text, source=source) for a in [f.args])
+    assert read(Provenance("document", doc_id="t.md")) == [("DOC_LIMIT", "s1")]
+    assert read(Provenance("answer")) == [("SAY_LIMIT", "m2")]
+    [doc] = [cp.pattern for cp in rb.patterns if cp.pattern.id == "DOC_LIMIT"]
+    assert (doc.reads, doc.cf) == ("documents", 0.9)
+
+
+def test_a_pattern_reading_something_else_is_an_error(tmp_path):
+    import pytest
+    from symbolic import RuleErrors
+    (tmp_path / "r.rules").write_text(RULES + 'pattern P on emails: "x {g:grade}" -> commitment_limit(g, 1 GBP)\n',
+                                      encoding="utf-8")
+    with pytest.raises(RuleErrors) as err:
+        load_rulebase(tmp_path)
+    assert "r.rules:11:14:" in str(err.value) and "expected \"answers\" or \"documents\"" in str(err.value)

@@ -89,8 +89,8 @@ def read_kb(rb: RuleBase, kb: str | Path, wanted: set[str]) -> dict[str, Any]:
                      "text": " ".join(p.text[start - p.start:end - p.start].split()) if p else "",
                      "superseded": prov.superseded, "authority": prov.authority, "standing": prov.standing})
     per_pattern = Counter(r["pattern"] for r in rows)
-    silent = sorted(cp.pattern.id for cp in rb.patterns
-                    if cp.pattern.id not in per_pattern and (not wanted or cp.pattern.atom.relation in wanted))
+    silent = sorted(cp.pattern.id for cp in rb.patterns if cp.pattern.reads != "answers"
+                    and cp.pattern.id not in per_pattern and (not wanted or cp.pattern.atom.relation in wanted))
     names = _names_said(rb, wanted)
     unread = []
     for p in readable:

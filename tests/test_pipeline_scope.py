@@ -155,3 +155,15 @@ pattern PA: "\| {e:exhibition} \| {_:site} \| {x:money} \|" -> adult_price(e, x)
         "asks about Bath"]
     ok = gather("What is the group booking notice at the Hangzhou gallery?", 5, kb, rb, KBFactCache())
     assert ok.proof is not None and str(ok.proof.value) == "3 workdays"
+
+
+def test_a_row_speaks_only_for_a_type_the_facts_leave_out(rb):
+    # blind/06 num-08: Wuhan's rows named the Wuhan company, which joined the UK employee's own company in the scope
+    # and let the Wuhan supplement answer him
+    from pipeline.evidence.passage_facts import extract_evidence
+    facts, _ = extract_evidence([ORG], rb)
+    focus = parse_question("What does Liu Mei get for a weekend day?", rb)
+    rows = {"liu_mei": {"office": frozenset({"dublin"})}, "weekend": {"office": frozenset({"hangzhou"})}}
+    assert question_scope(focus, rb, facts, rows)["office"] == {"hangzhou"}      # her office, by the facts
+    assert question_scope(focus, rb, [], {"weekend": {"office": frozenset({"hangzhou"})}})["office"] == {"hangzhou"}
+    assert "office" not in question_scope(focus, rb, [], {"weekend": {"office": frozenset({"hangzhou", "dublin"})}})

@@ -48,3 +48,9 @@ def test_the_entitys_own_words_or_no_qualifier_keep_it(rb):
     assert _parse(rb, "What is the administration fee per object?")[1] == [("admin_fee", ("outgoing",))]
     # Chinese is not read for qualifiers
     assert _parse(rb, "出借 loans 的 administration fee per object 是多少？")[2] == frozenset()
+
+
+def test_a_mention_that_qualifies_a_noun_after_it_is_kept(rb):
+    # blind/07 num-01: "the current loans policy" is a policy, not a current kind of loan
+    assert _parse(rb, "Under the current loans policy, what is the administration fee per object?")[1] == \
+        [("admin_fee", ("outgoing",))]

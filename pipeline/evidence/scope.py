@@ -40,14 +40,11 @@ def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fac
     what those link to alone in turn (her title's grade: ``has_title(dan_kirby, scientist)``,
     ``grade_for_title(scientist, s1)``), up to LINK_HOPS links from what the question names. ``rows``: the
     entities the KB's table rows naming an entity name (KBFacts.row_links); a type of which they name one alone
-    links it too (the Deep Time exhibition's row names Bath: a question about it is about Bath)."""
+    links it too, where the facts linked none of that type (the Deep Time exhibition's row names Bath: a question
+    about it is about Bath)."""
     out: dict[str, set[str]] = {}
     for e in focus.entities:
         out.setdefault(e.type, set()).add(e.entity_id)
-    for e in focus.entities:
-        for etype, ids in (rows or {}).get(e.entity_id, {}).items():
-            if len(ids) == 1 and etype not in out:
-                out.setdefault(etype, set()).update(ids)
     frontier = {e.entity_id: e.type for e in focus.entities}
     reached = dict(frontier)
     all_facts = [*rulebase.facts, *facts]
@@ -68,6 +65,13 @@ def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fac
         for eid, etype in frontier.items():
             out.setdefault(etype, set()).add(eid)
         reached.update(frontier)
+    # a row is weaker than a fact: it speaks only for a type nothing else put in scope
+    from_rows: dict[str, set[str]] = {}
+    for e in focus.entities:
+        for etype, ids in (rows or {}).get(e.entity_id, {}).items():
+            if len(ids) == 1 and etype not in out:
+                from_rows.setdefault(etype, set()).update(ids)
+    out.update(from_rows)
     return {t: frozenset(ids) for t, ids in out.items()}
 
 

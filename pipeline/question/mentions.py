@@ -12,13 +12,15 @@ from pipeline.text.terms import content_terms
 from symbolic import RuleBase
 
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w-]*)\s+$")
+_WORD_AFTER = re.compile(r"\s+([A-Za-z][\w-]*)")
 
 
 def qualified_otherwise(question: str, mention: EntityMention, mentions: Sequence[EntityMention],
                         rulebase: RuleBase) -> bool:
     """Whether ``mention`` is a part of its entity's label ("loans" of "outgoing loans") that the question qualifies
-    with a content word of its own right before it ("incoming loans"), while the label's own qualifying words are
-    nowhere in the question."""
+    with a content word of its own right before it ("incoming loans"), as the head of a noun phrase (no content word
+    follows it: "the current loans policy" is about a policy), while the label's own qualifying words are nowhere
+    in the question."""
     entity = rulebase.entities.get(mention.entity_id)
     if entity is None or not entity.label:
         return False
@@ -29,6 +31,9 @@ def qualified_otherwise(question: str, mention: EntityMention, mentions: Sequenc
     m = _WORD_BEFORE.search(question, 0, mention.start)
     if m is None or any(x.start <= m.start(1) < x.end for x in mentions):
         return False
+    after = _WORD_AFTER.match(question, mention.end)
+    if after is not None and content_terms(after.group(1)):
+        return False      # "the current loans policy": the mention qualifies a noun after it, and is qualified by nothing
     word = content_terms(m.group(1))
     return bool(word) and not word & label
 

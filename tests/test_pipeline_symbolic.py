@@ -475,6 +475,9 @@ def test_a_question_asked_in_one_currency_is_not_answered_in_another(rb):
                                                "The hotel limit per night in Tier 1 is EUR 180 [1].")
     assert _gap(rb, "What is the hotel limit per night in Tier 1 in euros?",
                 "The hotel limit per night in Tier 1 is EUR 180 [1].") is None
+    # an answer stating no amount at all does not answer how much in a currency (blind/07 norules num-08)
+    assert "asks for an amount in EUR, and the answer states none" in _gap(
+        rb, "每晚酒店的上限一共多少欧元？", "1. 10 天全薪病假 2. 病假工资 70% [1]")
 
 
 def test_a_value_every_source_states_about_another_entity_does_not_answer(rb):

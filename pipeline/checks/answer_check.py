@@ -8,7 +8,7 @@ from typing import Sequence
 
 from pipeline.checks.grounding import NOT_CITED, values_match
 from pipeline.checks.parts import one_part_as_total
-from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked,
+from pipeline.checks.scope import (about_another, about_another_subject, about_no_one_asked, values_for_the_unasked,
                                    asked_entities, cited_evidence, drops_a_negation, from_an_example, relation_terms,
                                    repeats_itself)
 from pipeline.lang import alternation, cue_table, words
@@ -216,6 +216,9 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
     asked_cur, said_cur = asked_currency(focus.question), {v.currency for v in values if isinstance(v, Money)}
     if asked_cur and said_cur and asked_cur not in said_cur:
         return f"the question asks for an amount in {asked_cur}, the answer states {' or '.join(sorted(said_cur))}"
+    if asked_cur and not said_cur and "yesno" not in wanted:
+        # "how many pounds in all?" answered with a list of days and percentages copied from the sources (blind/07)
+        return f"the question asks for an amount in {asked_cur}, and the answer states none"
     asked_per, said_per = periods(focus.question), value_periods(text, mentions) or periods(text) \
         or source_periods(values, evidence)
     if asked_per and said_per and not asked_per & said_per:
@@ -247,7 +250,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
     start, end = asking_clause(focus.question)
     elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(text, answered, evidence) \
         or names_a_sibling(focus.question[start:end], text) \
-        or from_an_example(focus.question, answered, evidence)
+        or from_an_example(focus.question, answered, evidence) or values_for_the_unasked(focus, text, answered)
     if elsewhere:
         return elsewhere
     topics = topic_terms(focus.question, focus)

@@ -9,7 +9,7 @@ from pipeline.checks.grounding import is_bare, values_match
 from pipeline.evidence.scope import Scope, source_conflict
 from pipeline.lang import alternation
 from pipeline.proof.proving import ProvenAnswer
-from pipeline.question.answer_types import asking_clause
+from pipeline.question.answer_types import asking_clause, asks_two
 from pipeline.question.codes import asked_codes, names_other_codes
 from pipeline.question.focus import QuestionFocus, entity_label, sole_entities
 from pipeline.readers.focus import negated
@@ -124,6 +124,32 @@ def _attributed_elsewhere(ev: EvidenceValue, scope: Scope, rulebase: RuleBase) -
                 return set()
             return set().union(*named.values())
     return set()
+
+
+def values_for_the_unasked(focus: QuestionFocus, text: str, mentions: Sequence[ValueMention]) -> str | None:
+    """Why an answer to one question states another subject's value: two values of one kind in two clauses of
+    the same build (they share a word: a list copied from a source), one clause sharing words with the question
+    and the other none ("纸本作品展出照度不超过 50 勒克斯，油画不超过 200 勒克斯" to a question about works on paper:
+    the oil paintings' 200 lux is no part of the answer). A clause that shares no word with the other (a
+    deadline after an amount, a computation) is not such a list."""
+    if asks_two(focus.question):
+        return None
+    asked = content_terms(focus.question)
+    clauses = []
+    for m in mentions:
+        s, e = clause_around(text, m.start, m.end)
+        clauses.append((m, (s, e), content_terms(text[s:e]), _kind(m)))
+    for m, span, terms, kind in clauses:
+        if not terms or terms & asked:
+            continue
+        if any(k == kind and sp != span and t & asked and t & terms for _m, sp, t, k in clauses):
+            return f"it also states {m.text!r}, for something the question does not ask about"
+    return None
+
+
+def _kind(m: ValueMention) -> tuple:
+    v = m.value
+    return (m.kind, getattr(v, "dimension", None), getattr(v, "currency", None))
 
 
 def about_no_one_asked(focus: QuestionFocus, text: str, claims: Sequence[Claim], mentions: Sequence[ValueMention],

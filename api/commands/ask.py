@@ -115,7 +115,9 @@ def render_explanation(x: dict) -> list[str]:
     """``AnswerResult.explain`` as lines a rule author reads: parse, goals, set aside, withheld."""
     p = x["parse"]
     lines = ["", "explain:", f"  answer types: {', '.join(p['answer_types']) or 'none read'}",
-             "  entities: " + (", ".join(f"{e['text']!r} = {e['entity']} ({e['type']})" for e in p["entities"]) or "none"),
+             "  entities: " + (", ".join(f"{e['text']!r} = {e['entity']} ({e['type']}"
+                                         + (f", through {e['described_by']}" if e.get("described_by") else "") + ")"
+                                         for e in p["entities"]) or "none"),
              "  stated values: " + (", ".join(v["text"] for v in p["stated_values"]) or "none"),
              "  about: " + (", ".join(f"{t}: {', '.join(ids)}" for t, ids in p["about"].items()) or "anyone"),
              "  relations asked (score): " + (", ".join(f"{r['relation']}({', '.join(r['args'])}, ?) {r['score']}"

@@ -15,7 +15,7 @@ from symbolic.explain import how_json, how_text, why_json, why_text
 from symbolic.fact_input import load_facts_file
 from symbolic.parser import parse_text
 
-from api.commands import rules_facts, rules_test
+from api.commands import rules_facts, rules_question, rules_test
 from api.commands.rules_claim import explain_claim
 
 
@@ -39,6 +39,7 @@ def register(subparsers) -> None:
     e.set_defaults(func=explain)
     rules_test.register(sub)
     rules_facts.register(sub)
+    rules_question.register(sub)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 

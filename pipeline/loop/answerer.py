@@ -107,6 +107,11 @@ class Answerer:
             else:
                 yield event
 
+    def question_context(self, question: str, options: AskOptions | None = None) -> QuestionContext:
+        """The retrieval rounds, parse and proof of ``question`` under the current rules, with no model
+        (`verirag rules question`)."""
+        return self._gather(validate_question(question), (options or AskOptions()).validate(), self.holder.current)
+
     def prepare(self, question: str, options: AskOptions | None = None) -> Prepared:
         """Everything before generation: the retrieval rounds and the first attempt's exact prompt
         (what ``verirag eval --mode context`` measures without running the model)."""

@@ -22,8 +22,15 @@ MAX_WHY = 5
 
 def explain(ctx: QuestionContext, rulebase: RuleBase | None, result: AnswerResult) -> dict[str, Any]:
     """The explanation of ``result`` to ``ctx.question`` (JSON-able)."""
+    return {"parse": _parse(ctx), "goals": _goals(ctx, rulebase) if rulebase is not None else [],
+            "set_aside": list(ctx.out_of_scope),
+            "claims": [_claim(r) for r in result.claims],
+            "withheld": _withheld(result)}
+
+
+def _parse(ctx: QuestionContext) -> dict[str, Any]:
     focus = ctx.focus
-    parse = {
+    return {
         "answer_types": sorted(focus.answer_types),
         "entities": [{"text": e.text, "entity": e.entity_id, "type": e.type,
                       **({"described_by": e.described_by} if e.described_by else {})} for e in focus.entities],
@@ -33,10 +40,18 @@ def explain(ctx: QuestionContext, rulebase: RuleBase | None, result: AnswerResul
                       for g in focus.goals],
         "about": {t: sorted(ids) for t, ids in ctx.scope.items()},
     }
-    return {"parse": parse, "goals": _goals(ctx, rulebase) if rulebase is not None else [],
-            "set_aside": list(ctx.out_of_scope),
-            "claims": [_claim(r) for r in result.claims],
-            "withheld": _withheld(result)}
+
+
+def explain_parse(ctx: QuestionContext, rulebase: RuleBase | None) -> dict[str, Any]:
+    """What ``explain`` says before any draft: the parse, each goal tried, the proofs set aside, and the proof the
+    question would be answered from (`verirag rules question`: no model)."""
+    from pipeline.answers.proved import proof_answers_whole
+    proof = ctx.proof
+    return {"parse": _parse(ctx), "goals": _goals(ctx, rulebase) if rulebase is not None else [],
+            "set_aside": list(ctx.out_of_scope), "proof": None if proof is None else {
+        "goal": f"{proof.goal.relation}({', '.join([*map(format_value, proof.goal.args), '?'])})",
+        "value": format_value(proof.value), "cf": round(proof.cf, 4),
+        "answers_before_any_draft": proof_answers_whole(ctx)}}
 
 
 def _goals(ctx: QuestionContext, rulebase: RuleBase) -> list[dict[str, Any]]:

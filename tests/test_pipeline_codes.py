@@ -71,3 +71,16 @@ def test_a_title_or_a_shorter_name_is_the_same_name_and_two_asked_names_are_both
     assert names_a_sibling("Does Premium Support include visits, unlike Standard Support?",
                            "Premium Support includes on-site visits.") is None
     assert capitalised_names("The Aldera XR-40 and Northwind Fleet Manager") == {("Northwind Fleet", "Manager")}
+
+
+def test_an_answer_naming_another_model_of_the_asked_family():
+    from pipeline.question.codes import names_another_code
+    # blind/08 (an answer written elsewhere, its model code changed): verified for a tug the KB does not have
+    assert names_another_code("What is the battery capacity of the Borealis TBL-50 tug?",
+                              "The Borealis TBL-101 has a battery capacity of 80 kWh.") == \
+        "it is about TBL-101, but the question asks about TBL-50"
+    assert names_another_code("Borealis TBL-50 牵引车的保养间隔是多少？", "Borealis TBL-101 的保养间隔为 500 个运行小时。")
+    # the asked one named too, another family, or no code asked: nothing said
+    assert names_another_code("What is the TBL-50's capacity?", "The TBL-50 has 80 kWh, like the TBL-101.") is None
+    assert names_another_code("What is the TBL-50's capacity?", "It has 80 kWh (see form HR-7).") is None
+    assert names_another_code("What is the tug's capacity?", "The TBL-101 has 80 kWh.") is None

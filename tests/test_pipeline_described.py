@@ -286,3 +286,21 @@ fact approval_limit(cr5, "150000 CNY")
     # "Sun Peng's manager" is Zhao Lin: the grade is his, not Sun Peng's
     assert _goals(rb, "What is the approval limit of Sun Peng's manager?")[0] == [("approval_limit", ("cr5",))]
     assert _goals(rb, "What is the approval limit of Sun Peng?")[0] == [("approval_limit", ("cr4",))]
+
+
+def test_a_row_the_proved_value_is_read_from_is_no_step_of_the_answer(tmp_path):
+    # blind/08 fp-03: "the maximum aircraft weight for Borealis TBL-50 is 95 t (performance row (25 km/h): 10 km/h)"
+    from pipeline.answers.composition import compose
+    from pipeline.proof.proving import prove
+    rb = rulebase_of(r"""
+type tug "tug"
+entity tug tbl50 "TBL-50"
+relation perf_row(t: tug, w: quantity[t], s: quantity[km/h], s2: quantity[km/h]) "performance row"
+relation max_weight(t: tug, w: quantity[t]) "maximum aircraft weight"
+goal G_MAXW "A tug tows what its performance row says": max_weight(?t, ?w) if perf_row(?t, ?w, ?s, ?s2)
+fact perf_row(tbl50, 95 t, "25 km/h", "10 km/h")
+""", tmp_path)
+    focus = parse_question("What is the maximum aircraft weight for the TBL-50?", rb)
+    proof = prove(focus, rb, rb.facts)
+    assert proof is not None and str(proof.value) == "95 t"
+    assert compose(proof, rb, [1], chinese=False) == "The maximum aircraft weight for TBL-50 is 95 t [1]."

@@ -179,3 +179,26 @@ relation hire_rate(s: scope, x: money[GBP]) "daily hire rate" aka "hire per day"
     # no namer, no judgement
     focus = parse_question("What is the hotel limit per night for a courier on an outgoing loan?", rb)
     assert asks_another_attribute(SimpleNamespace(goal=Goal("courier_value", ("outgoing",), 1.0)), focus, rb) is None
+
+
+def test_a_question_asking_a_maximum_is_not_answered_by_a_minimum(tmp_path):
+    # blind/08 un-02: "the maximum turnaround time" proved as the minimum turnaround
+    from pipeline.proof.attribute import asks_the_other_bound
+    rb = rulebase_of(r"""
+type aircraft "aircraft category"
+entity aircraft narrow "narrow-body" aka "窄体机"
+relation min_turnaround(a: aircraft, d: duration[minute]) "minimum turnaround" aka "最短过站时间"
+relation max_shifts(a: aircraft, n: number) "consecutive shifts" limit upper
+""", tmp_path)
+
+    def why(question, relation="min_turnaround"):
+        proof = SimpleNamespace(goal=Goal(relation, ("narrow",), 1.0))
+        return asks_the_other_bound(proof, parse_question(question, rb), rb)
+
+    assert why("What is the maximum turnaround time allowed for a narrow-body aircraft?") == \
+        "the question asks a maximum, and the minimum turnaround is a lower bound"
+    assert why("窄体机的过站时间最长是多少？") is not None
+    assert why("What is the minimum turnaround for a narrow-body aircraft?") is None
+    assert why("What is the turnaround for a narrow-body aircraft?") is None      # no bound asked
+    assert why("What is the least number of consecutive shifts for narrow-body crews?", "max_shifts") == \
+        "the question asks a minimum, and the consecutive shifts is an upper bound"

@@ -86,7 +86,8 @@ def _entity_name(rulebase: RuleBase, eid: object, chinese: bool) -> str:
 def _steps(proof: ProvenAnswer, rulebase: RuleBase, chinese: bool, max_depth: int = 3) -> list[str]:
     """The intermediate facts of a multi-hop or computed proof, as "city tier: Tier 2" or "per diem (arrival
     day): EUR 26": the premises of its rules, depth first (not into a recursive chain), that bind a value not
-    yet said; a premise about an entity the question did not name says which."""
+    yet said, other than a row the proved value is read from; a premise about an entity the question did not
+    name says which."""
     said: list[Any] = [*proof.goal.args, proof.value]
     quiet = set(sole_entities(rulebase).values())
     out: list[str] = []
@@ -98,7 +99,10 @@ def _steps(proof: ProvenAnswer, rulebase: RuleBase, chinese: bool, max_depth: in
         for p in rule_support.premises:
             if not isinstance(p, Node):
                 continue
-            if p.relation != proof.goal.relation and p.args[-1] not in said:
+            # a row the proved value is read from ("performance row (95 t, 25 km/h): 10 km/h" for a weight of
+            # 95 t) shows no step of the proof, only its other cells
+            read_from = any(_same(a, proof.value) for a in p.args[:-1])
+            if p.relation != proof.goal.relation and p.args[-1] not in said and not read_from:
                 said.append(p.args[-1])
                 sig = rulebase.relations.get(p.relation)
                 label = _label(sig, chinese) if sig else p.relation
@@ -111,6 +115,13 @@ def _steps(proof: ProvenAnswer, rulebase: RuleBase, chinese: bool, max_depth: in
 
     walk(proof.node, 0)
     return out
+
+
+def _same(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except TypeError:     # values of kinds that do not compare
+        return False
 
 
 def _recursive(node: Node) -> bool:

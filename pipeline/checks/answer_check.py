@@ -16,7 +16,7 @@ from pipeline.proof.calculation import Calculation, calculations, computed_by
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import TOTAL_WORDS, asked_currency, asking_clause, asks_two
 from pipeline.question.asked import asked_attribute, asked_relations
-from pipeline.question.codes import names_a_sibling
+from pipeline.question.codes import names_a_sibling, names_another_code
 from pipeline.question.condition import condition_of, measures_the_condition, needed_topics
 from pipeline.question.focus import QuestionFocus
 from pipeline.text.citations import mask_citations
@@ -249,7 +249,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
     answered = own_mentions(mentions, focus.question)   # not "Severity 2" again
     start, end = asking_clause(focus.question)
     elsewhere = about_another(focus, mentions, evidence, rulebase) or drops_a_negation(text, answered, evidence) \
-        or names_a_sibling(focus.question[start:end], text) \
+        or names_a_sibling(focus.question[start:end], text) or names_another_code(focus.question, text) \
         or from_an_example(focus.question, answered, evidence) or values_for_the_unasked(focus, text, answered)
     if elsewhere:
         return elsewhere

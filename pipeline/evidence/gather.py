@@ -17,7 +17,8 @@ from pipeline.evidence.links import link_queries
 from pipeline.evidence.passage_facts import extract_evidence
 from pipeline.evidence.scope import Scope, question_scope, source_conflict, unbound_qualifier
 from pipeline.proof.approver import covering_limit
-from pipeline.proof.attribute import asks_another_attribute, counted_per_another_period, names_another_attribute
+from pipeline.proof.attribute import (asks_another_attribute, asks_the_other_bound, counted_per_another_period,
+                                      names_another_attribute)
 from pipeline.proof.limit_check import LimitBreach, breached_limits
 from pipeline.proof.limits import with_checked_limits
 from pipeline.proof.proving import ProvenAnswer, prove, value_places
@@ -212,7 +213,7 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
         ask = asked_beyond(focus, ctx.corrections) if ctx.corrections else focus
         def another_attribute(proof: ProvenAnswer) -> bool:
             why = names_another_attribute(proof, focus, rb) or counted_per_another_period(proof, focus, rb) \
-                or asks_another_attribute(proof, focus, rb)
+                or asks_another_attribute(proof, focus, rb) or asks_the_other_bound(proof, focus, rb)
             if why is not None:
                 ctx.out_of_scope.append(f"a proof of {proof.fact} set aside: {why}")
             return why is not None

@@ -4,6 +4,10 @@ unrelated relation answers another attribute ("the variation limit of the person
 answered by that person's purchase order limit)."""
 from __future__ import annotations
 
+import re
+
+from pipeline.lang import word_pattern
+from pipeline.proof.limits import limit_direction
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.asked import asked_attribute, asked_attribute_text
 from pipeline.question.focus import QuestionFocus, relation_label, type_fits
@@ -91,3 +95,20 @@ def asks_another_attribute(proof: ProvenAnswer, focus: QuestionFocus, rulebase: 
         return None
     return (f"the question asks the {text}, and the proved {relation_label(rulebase, relation)} means something "
             f"else (it is named only by the question's other words)")
+
+
+# The bound a question asks (lang/<code>/question.toml asked_upper, asked_lower).
+_ASKED_UPPER = re.compile(word_pattern("question.asked_upper"), re.IGNORECASE)
+_ASKED_LOWER = re.compile(word_pattern("question.asked_lower"), re.IGNORECASE)
+
+
+def asks_the_other_bound(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
+    """Why ``proof`` is not the bound asked: the question asks one way only ("the maximum turnaround time",
+    a Chinese "longest") and the proved relation is a limit the other way (declared, or by its names: "minimum
+    turnaround"); None otherwise."""
+    upper, lower = bool(_ASKED_UPPER.search(focus.question)), bool(_ASKED_LOWER.search(focus.question))
+    direction = limit_direction(rulebase.relations[proof.goal.relation])
+    if upper == lower or direction is None or direction == ("upper" if upper else "lower"):
+        return None
+    return (f"the question asks {'a maximum' if upper else 'a minimum'}, and the "
+            f"{relation_label(rulebase, proof.goal.relation)} is {'a lower' if upper else 'an upper'} bound")

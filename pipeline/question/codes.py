@@ -32,6 +32,17 @@ def names_other_codes(asked: set[str], text: str) -> str | None:
     return sorted(named)[0] if asked and named and not named & asked else None
 
 
+def names_another_code(question: str, answer: str) -> str | None:
+    """Why ``answer`` is about another model than asked: it names a code of the family the question's codes are
+    of (same letters: "TBL-101" to "TBL-50") and none of those (the entity's own name included); else None."""
+    asked, said = codes(question), codes(answer)
+    families = {c.split("-")[0] for c in asked}
+    other = sorted(c for c in said if c.split("-")[0] in families)
+    if asked and other and not said & asked:
+        return f"it is about {other[0]}, but the question asks about {' or '.join(sorted(asked))}"
+    return None
+
+
 # Two or more capitalised words, the last the kind ("Standard Support", "Northwind Fleet Manager"); not a
 # sentence's first word before a name ("The Aldera"), as those are function words (lang/<code>/question.toml
 # function_words).

@@ -167,3 +167,18 @@ def test_a_row_speaks_only_for_a_type_the_facts_leave_out(rb):
     assert question_scope(focus, rb, facts, rows)["office"] == {"hangzhou"}      # her office, by the facts
     assert question_scope(focus, rb, [], {"weekend": {"office": frozenset({"hangzhou"})}})["office"] == {"hangzhou"}
     assert "office" not in question_scope(focus, rb, [], {"weekend": {"office": frozenset({"hangzhou", "dublin"})}})
+
+
+def test_a_proof_stated_for_the_asked_entity_is_not_judged_by_its_documents_subject(tmp_path):
+    # blind/08 fp-04: the Hangzhou ramp safety rules (subject: the apron) state the service roads' speed limit; the
+    # proof of speed_limit(hangzhou, service_roads) was set aside as "about the apron"
+    from pipeline.evidence.scope import source_conflict
+    rb = rulebase_of('type area "area"\nentity area apron "Apron" aka "机坪"\nentity area roads "service roads"\n'
+                     'type station "station"\nentity station hangzhou "Hangzhou station" aka "杭州站"\n', tmp_path)
+    rules_doc = FakePassage("zh/ramp.md", "服务车道限速 20 公里/小时。", heading_path=["杭州站机坪安全规定"])
+    asked = {"area": frozenset({"roads"}), "station": frozenset({"hangzhou"})}
+    found = source_conflict(asked, None, [rules_doc], rb)
+    assert found is not None and found.etype == "area"
+    assert source_conflict(asked, None, [rules_doc], rb, ("hangzhou", "roads")) is None
+    # bound to another area, the subject still judges
+    assert source_conflict(asked, None, [rules_doc], rb, ("hangzhou", "apron")) is not None

@@ -200,7 +200,7 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
             """Set aside: a proof about someone else than the question, or resting on a closed-world assumption the
             retrieved text contradicts."""
             found = source_conflict(ctx.scope, proof.goal.relation, _document_passages(proof, ctx.candidates, ctx.kb),
-                                    rb)
+                                    rb, proof.goal.args)
             why = found.reason(rb) if found is not None else (
                 contradicted_assumption(proof, ctx.candidates, rb)
                 or unbound_qualifier(focus, proof, ctx.kb, rb, facts))

@@ -120,9 +120,13 @@ def conflict(asked: Scope, source: Scope, what: str) -> ScopeConflict | None:
 
 
 def source_conflict(asked: Scope, relation: str | None, docs: Sequence[PassageLike],
-                    rulebase: RuleBase) -> ScopeConflict | None:
+                    rulebase: RuleBase, bound: Iterable[object] = ()) -> ScopeConflict | None:
     """Whether what a claim or proof rests on is scoped away from the question: its relation's own names, or
-    every document it rests on (one in scope suffices: a global policy and a supplement may agree)."""
+    every document it rests on (one in scope suffices: a global policy and a supplement may agree). ``bound``: the
+    arguments a proof's facts state it for; a type of which they bind an asked entity is not judged by the
+    document's subject (the Hangzhou ramp safety rules, about the apron, state the service roads' speed limit)."""
+    stated_for = {t for t, ids in asked.items() if any(isinstance(b, str) and b in ids for b in bound)}
+    asked = {t: ids for t, ids in asked.items() if t not in stated_for}
     if relation is not None:
         found = conflict(asked, relation_scope(relation, rulebase), f"the relation {relation!r}")
         if found is not None:

@@ -26,7 +26,7 @@ from pipeline.proof.rule_goals import with_derived_goals
 from pipeline.question.focus import QuestionFocus, entity_label, parse_question, relation_label
 from pipeline.question.naming import relation_score
 from pipeline.question.relation_namer import RelationNamer
-from pipeline.readers.premises import PremiseCorrection, asked_beyond, disproved_premises
+from pipeline.readers.premises import PremiseCorrection, asked_beyond, disproved_comparison, disproved_premises
 from pipeline.seams import PassageLike, RetrieverLike
 from pipeline.text.entities import find_entities
 from pipeline.text.periods import around, counted_per_other_period
@@ -209,6 +209,9 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
             return why is not None
 
         ctx.corrections = [c for c in disproved_premises(focus, rulebase, facts) if not for_someone_else(c.proof)]
+        if not ctx.corrections:
+            compared = disproved_comparison(focus, rulebase, facts)
+            ctx.corrections = compared if not any([for_someone_else(c.proof) for c in compared]) else []
         # with its premises disproved, a question is answered for what it asks besides them
         ask = asked_beyond(focus, ctx.corrections) if ctx.corrections else focus
         def another_attribute(proof: ProvenAnswer) -> bool:

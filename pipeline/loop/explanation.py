@@ -48,7 +48,8 @@ def explain_parse(ctx: QuestionContext, rulebase: RuleBase | None) -> dict[str, 
     from pipeline.answers.proved import proof_answers_whole
     proof = ctx.proof
     return {"parse": _parse(ctx), "goals": _goals(ctx, rulebase) if rulebase is not None else [],
-            "set_aside": list(ctx.out_of_scope), "proof": None if proof is None else {
+            "set_aside": list(ctx.out_of_scope), "corrections": [c.to_dict() for c in ctx.corrections],
+            "proof": None if proof is None else {
         "goal": f"{proof.goal.relation}({', '.join([*map(format_value, proof.goal.args), '?'])})",
         "value": format_value(proof.value), "cf": round(proof.cf, 4),
         "answers_before_any_draft": proof_answers_whole(ctx)}}

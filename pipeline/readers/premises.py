@@ -12,12 +12,13 @@ from pipeline.proof.limits import within_limit
 from pipeline.proof.proving import MARGIN, ProvenAnswer, best_proof
 from pipeline.question.answer_types import SITUATION, asking_clause
 from pipeline.question.focus import Goal, QuestionFocus, relation_label
+from pipeline.readers.comparisons import contradicted, stated_comparison
 from pipeline.readers.corrections import question_claims
 from pipeline.seams import PassageLike
 from pipeline.text.citations import mask_citations
 from pipeline.text.sentences import blanked, last_sentence, sentence_at, sentences
 from pipeline.text.values import find_values, states_value
-from symbolic import BackwardChainer, Claim, Fact, RuleBase
+from symbolic import BackwardChainer, Claim, Fact, Provenance, RuleBase
 from symbolic.values import format_value
 
 # A sentence asking yes or no puts its values to the test ("May I fly business class on a 5-hour
@@ -37,6 +38,9 @@ class PremiseCorrection:
     premise: Claim
     proof: ProvenAnswer
     passages: list[PassageLike] = field(default_factory=list)   # the chunks stating the proof's facts
+    # a comparison the question states ("higher than"), where the premise is one side of it: the stated value is
+    # then the other side's proved value, which this one's is said to pass
+    compared: str | None = None
 
     @property
     def stated(self) -> object:
@@ -44,7 +48,8 @@ class PremiseCorrection:
 
     def to_dict(self) -> dict:
         return {"premise": self.premise.text, "relation": self.premise.fact.relation,
-                "stated": format_value(self.stated), "proved": self.proof.to_dict()}
+                "stated": format_value(self.stated), "proved": self.proof.to_dict(),
+                **({"compared": self.compared} if self.compared else {})}
 
 
 def _asks_yes_no(question: str) -> bool:
@@ -88,6 +93,26 @@ def disproved_premises(focus: QuestionFocus, rulebase: RuleBase, evidence: Seque
     return out
 
 
+def disproved_comparison(focus: QuestionFocus, rulebase: RuleBase, evidence: Sequence[Fact], *,
+                         max_depth: int = 20, margin: float = MARGIN) -> list[PremiseCorrection]:
+    """Both sides of a comparison the question states, where the rules prove both and the values say the other way
+    ("why is Hangzhou's limit higher than the UK stations'?" with 20 and 25 km/h): the one said to be greater first,
+    each a correction whose stated value is the other side's; none for a yes/no question (it asserts nothing)."""
+    comparison = stated_comparison(focus)
+    if comparison is None or _asks_yes_no(focus.question):
+        return []
+    chainer = BackwardChainer(rulebase.backward_rules, [*evidence, *rulebase.facts], max_depth=max_depth)
+    greater, lesser = best_proof(chainer, comparison.greater, margin), best_proof(chainer, comparison.lesser, margin)
+    if greater is None or lesser is None or not contradicted(comparison, greater.value, lesser.value):
+        return []
+
+    def side(proof: ProvenAnswer, other: ProvenAnswer) -> PremiseCorrection:
+        fact = Fact(proof.goal.relation, (*proof.goal.args, other.value), 1.0, Provenance("answer"))
+        return PremiseCorrection(Claim(fact, comparison.said, 0, 0, extractor="correction"), proof,
+                                 compared=comparison.said)
+    return [side(greater, lesser), side(lesser, greater)]
+
+
 def asked_beyond(focus: QuestionFocus, corrections: Sequence[PremiseCorrection]) -> QuestionFocus | None:
     """What a question with disproved premises asks besides them ("Now that HG7 staff may approve up to GBP
     10,000, what is the limit for HG8 staff?" asks HG8's limit): its goals other than the premises', with the
@@ -127,7 +152,8 @@ def premise_gap(answer: str, values: Sequence[object], corrections: Sequence[Pre
     (``values``: the values its claims and mentions state)."""
     def wrong(premises: Sequence[PremiseCorrection]) -> str:
         said = "; ".join(f"{relation_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
-                         f"not {format_value(c.stated)}" for c in premises)
+                         + (f"not {c.compared!r} {format_value(c.stated)}" if c.compared else
+                            f"not {format_value(c.stated)}") for c in premises)
         return f"the question's premise is wrong ({said})"
 
     text = mask_citations(answer)

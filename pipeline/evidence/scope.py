@@ -68,9 +68,9 @@ def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fac
     # a row is weaker than a fact: it speaks only for a type nothing else put in scope
     from_rows: dict[str, set[str]] = {}
     for e in focus.entities:
-        for etype, ids in (rows or {}).get(e.entity_id, {}).items():
-            if len(ids) == 1 and etype not in out:
-                from_rows.setdefault(etype, set()).update(ids)
+        for etype, row_ids in (rows or {}).get(e.entity_id, {}).items():
+            if len(row_ids) == 1 and etype not in out:
+                from_rows.setdefault(etype, set()).update(row_ids)
     out.update(from_rows)
     return {t: frozenset(ids) for t, ids in out.items()}
 

@@ -84,3 +84,24 @@ def test_an_answer_naming_another_model_of_the_asked_family():
     assert names_another_code("What is the TBL-50's capacity?", "The TBL-50 has 80 kWh, like the TBL-101.") is None
     assert names_another_code("What is the TBL-50's capacity?", "It has 80 kWh (see form HR-7).") is None
     assert names_another_code("What is the tug's capacity?", "The TBL-101 has 80 kWh.") is None
+
+
+def test_an_answer_naming_another_code_does_not_answer_a_proved_question(tmp_path):
+    # blind/08 /verify: "The Borealis TBL-101 has a battery capacity of 80 kWh" passed for the TBL-50 (its proof
+    # says 80 kWh, and the check of a proved question only looked at the rule base's entities)
+    from types import SimpleNamespace
+    from pipeline.checks.answer_check import answer_gap
+    from pipeline.question.focus import Goal
+    from pipeline.readers.patterns import extract_claims
+    from symbolic import parse_value
+    rb = rulebase_of('type tug "tug"\nentity tug tbl50 "Borealis TBL-50" aka "TBL-50"\n'
+                     'relation battery(t: tug, e: quantity[kWh]) "battery capacity"\n', tmp_path)
+    proof = SimpleNamespace(goal=Goal("battery", ("tbl50",), 1.0), value=parse_value("80 kWh"))
+    question = "What is the battery capacity of the Borealis TBL-50 tug?"
+
+    def gap(answer):
+        claims, mentions = extract_claims(answer, [], rb)
+        return answer_gap(answer, parse_question(question, rb), claims, mentions, rb, proof)
+    assert gap("The Borealis TBL-101 has a battery capacity of 80 kWh.") == \
+        "it is about TBL-101, but the question asks about TBL-50"
+    assert gap("The Borealis TBL-50 has a battery capacity of 80 kWh.") is None

@@ -172,7 +172,7 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
     if proof is not None:
         if not states_value(text, values, proof.value):
             return f"it does not state the answer the documents give ({format_value(proof.value)})"
-        return about_another_subject(text, proof, rulebase)
+        return about_another_subject(text, proof, rulebase) or names_another_code(focus.question, text)
     if _UNEVALUATED.search(text):
         return "it leaves a calculation unevaluated"
     if repeats_itself(text):

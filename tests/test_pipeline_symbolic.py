@@ -500,7 +500,8 @@ def test_a_value_every_source_states_about_another_entity_does_not_answer(rb):
     assert gap("LX-500 的专业保养周期是多少运行小时？", "每 2,000 运行小时 [1]", both) is None
 
     # a bare number by the bare cells stating it (blind/02 un-01: "1.80" from another product's rate card)
-    rates = FakePassage("ax200_rates.md", "| Premium per trip | 1.80 |", 0.9, chunk_id="r")
+    rates = FakePassage("ax200_rates.md", "| Item | Charge (GBP) |\n|---|---|\n| Premium per trip | 1.80 |", 0.9,
+                        chunk_id="r")
     rates.title = "AX-200 rate card"
     _facts, ax_rates = extract_evidence([rates], rb)
     assert gap("What is the premium per trip for the LX-500?", "The premium per trip is 1.80 [1].", ax_rates) == \

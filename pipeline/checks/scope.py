@@ -75,9 +75,9 @@ def _about_another_entity(focus: QuestionFocus, mentions: Sequence[ValueMention]
     asked = {(e.type, e.entity_id) for e in focus.entities}
     types = {t for t, _ in asked}
     for m in mentions:
-        # a bare number too ("1.80" from another product's rate card: blind/02 un-01), by the sources stating it
-        # bare: the cells of its own kind, not every "1.80 m" or "EUR 1.80"
-        stating = [ev for ev in evidence if ev.value == m.value]
+        # a bare number too ("1.80" from another product's rate card, GBP by its column header: blind/02 un-01),
+        # by the sources that ground it (grounding.values_match)
+        stating = [ev for ev in evidence if values_match(m.value, ev.value)]
         abouts = [{(e.type, e.entity_id) for e in find_entities(" ".join((ev.title, ev.heading, ev.context)),
                                                                  rulebase) if e.type in types} for ev in stating]
         if stating and all(named and not named & asked for named in abouts):

@@ -202,3 +202,26 @@ relation max_shifts(a: aircraft, n: number) "consecutive shifts" limit upper
     assert why("What is the turnaround for a narrow-body aircraft?") is None      # no bound asked
     assert why("What is the least number of consecutive shifts for narrow-body crews?", "max_shifts") == \
         "the question asks a minimum, and the consecutive shifts is an upper bound"
+
+
+def test_a_drafts_claim_of_the_other_bound_does_not_answer(tmp_path):
+    # blind/08 un-02 with the 0.5B model at round 4: the proof was set aside, and the draft "The maximum turnaround
+    # time … is 35 minutes [1]" was read as the minimum turnaround and verified
+    rb = rulebase_of(r"""
+type aircraft "aircraft category"
+entity aircraft narrow "narrow-body"
+relation min_turnaround(a: aircraft, d: duration[minute]) "minimum turnaround"
+""", tmp_path)
+    from pipeline.checks.answer_check import answer_gap
+    from symbolic import Claim, Fact, Provenance, parse_value
+
+    def gap(question, answer):
+        # the claim as the focus reader reads it: the question's goal relation, the answer's value
+        claim = Claim(Fact("min_turnaround", ("narrow", parse_value("35 minutes")), 1.0, Provenance("answer")),
+                      answer, 0, len(answer), extractor="focus")
+        return answer_gap(answer, parse_question(question, rb), [claim], [], rb)
+    assert gap("What is the maximum turnaround time allowed for a narrow-body aircraft?",
+               "The maximum turnaround time allowed for a narrow-body aircraft is 35 minutes [1].") == \
+        "the question asks a maximum, and the minimum turnaround is a lower bound"
+    assert gap("What is the minimum turnaround for a narrow-body aircraft?",
+               "The minimum turnaround for a narrow-body aircraft is 35 minutes [1].") is None

@@ -13,6 +13,7 @@ from pipeline.checks.scope import (about_another, about_another_subject, about_n
                                    repeats_itself)
 from pipeline.lang import alternation, cue_table, words
 from pipeline.proof.calculation import Calculation, calculations, computed_by
+from pipeline.proof.attribute import other_bound
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.answer_types import TOTAL_WORDS, asked_currency, asking_clause, asks_two
 from pipeline.question.asked import asked_attribute, asked_relations
@@ -181,6 +182,10 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
         return "the question asks two things, and the answer states one value at most"
     goal_relations = asked_relations(focus, rulebase)
     stated = {c.fact.relation for c in claims}
+    bound = next((why for r in sorted(stated) if rulebase is not None
+                  for why in [other_bound(focus.question, r, rulebase)] if why), None)
+    if bound:
+        return bound          # "the maximum turnaround … is 35 minutes", read as the minimum turnaround
     if goal_relations and stated and not stated & goal_relations:
         goal = focus.goals[0].relation
         return f"it states {', '.join(sorted(stated))}, but the question asks for {goal}"

@@ -103,12 +103,18 @@ _ASKED_LOWER = re.compile(word_pattern("question.asked_lower"), re.IGNORECASE)
 
 
 def asks_the_other_bound(proof: ProvenAnswer, focus: QuestionFocus, rulebase: RuleBase) -> str | None:
-    """Why ``proof`` is not the bound asked: the question asks one way only ("the maximum turnaround time",
-    a Chinese "longest") and the proved relation is a limit the other way (declared, or by its names: "minimum
-    turnaround"); None otherwise."""
-    upper, lower = bool(_ASKED_UPPER.search(focus.question)), bool(_ASKED_LOWER.search(focus.question))
-    direction = limit_direction(rulebase.relations[proof.goal.relation])
+    """Why ``proof`` is not the bound asked (other_bound)."""
+    return other_bound(focus.question, proof.goal.relation, rulebase)
+
+
+def other_bound(question: str, relation: str, rulebase: RuleBase) -> str | None:
+    """Why ``relation`` is not the bound ``question`` asks: it asks one way only ("the maximum turnaround time", a
+    Chinese "longest") and the relation is a limit the other way (declared, or by its names: "minimum
+    turnaround"); None otherwise. Judges a proof, and a draft's claim read into the relation."""
+    sig = rulebase.relations.get(relation)
+    upper, lower = bool(_ASKED_UPPER.search(question)), bool(_ASKED_LOWER.search(question))
+    direction = limit_direction(sig) if sig is not None else None
     if upper == lower or direction is None or direction == ("upper" if upper else "lower"):
         return None
     return (f"the question asks {'a maximum' if upper else 'a minimum'}, and the "
-            f"{relation_label(rulebase, proof.goal.relation)} is {'a lower' if upper else 'an upper'} bound")
+            f"{relation_label(rulebase, relation)} is {'a lower' if upper else 'an upper'} bound")

@@ -1,28 +1,39 @@
 """Comparisons a question states ("Why does the van carry more than the truck?", a Chinese "why is Hangzhou's
 service-road limit higher than the UK stations'?"): the two goals of one relation it compares and which it says
 is the greater. Where the rules prove both and the values say the other way, the premise is wrong, and the
-answer says both values (issue 47, class 4). English words before "than", Chinese words after 比 (lang/<code>/
-readers.toml compared_more, compared_less); a yes/no question ("Is the van's payload higher …?") asserts nothing."""
+answer says both values (issue 47, class 4). The words are each language's (lang/<code>/readers.toml
+compared_more, compared_less, and the word that introduces the other side: compared_after, compared_before); a
+yes/no question ("Is the van's payload higher …?") asserts nothing."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from pipeline.lang import Lexicon
+from pipeline.lang import LANGUAGES, Lexicon
 from pipeline.question.focus import Goal, QuestionFocus
 from symbolic.terms import EvalError, compare
 
 
-def _words(code: str, key: str) -> str:
-    return "|".join(sorted(Lexicon.load(code).words(f"readers.{key}"), key=len, reverse=True))
+def _comparisons() -> list[re.Pattern]:
+    """Per language, a comparison as it is worded (lang/<code>/readers.toml): the comparative and then the word
+    that introduces the other side ("more than <Y>"), or that word, the other side and then the comparative
+    (the Chinese order, "<word> <Y> … <comparative>": its match holds the other side as the group ``other``)."""
+    out = []
+    for code in LANGUAGES:
+        lex = Lexicon.load(code)
+        edge, gap = (r"\b", r"\s+") if code == "en" else ("", r"\s*")    # English words stand apart; Chinese not
+        more = "|".join(sorted(lex.words("readers.compared_more"), key=len, reverse=True))
+        less = "|".join(sorted(lex.words("readers.compared_less"), key=len, reverse=True))
+        compared = rf"{edge}(?:(?P<more>{more})|(?P<less>{less}))"
+        if after := "|".join(lex.words("readers.compared_after")):
+            out.append(re.compile(rf"{compared}{gap}(?:{after}){edge}", re.IGNORECASE))
+        if before := "|".join(lex.words("readers.compared_before")):
+            # the other side runs to the comparative within its clause
+            out.append(re.compile(rf"(?:{before})(?P<other>[^，,。？?；;]{{1,30}}?){compared}", re.IGNORECASE))
+    return out
 
 
-# "<X> … more than <Y>": the comparative right before "than"
-_EN = re.compile(rf"\b(?:(?P<more>{_words('en', 'compared_more')})|(?P<less>{_words('en', 'compared_less')}))\s+than\b",
-                 re.IGNORECASE)
-# "<X> … 比 <Y> … 高": the comparative after 比 in its clause
-_ZH = re.compile(rf"比(?P<other>[^，,。？?；;]{{1,30}}?)(?:(?P<more>{_words('zh', 'compared_more')})|"
-                 rf"(?P<less>{_words('zh', 'compared_less')}))")
+_COMPARISONS = _comparisons()
 
 
 @dataclass(frozen=True)
@@ -35,13 +46,13 @@ class Comparison:
 
 def stated_comparison(focus: QuestionFocus) -> Comparison | None:
     """The comparison ``focus.question`` states between two of its goals, or None: two goals of one relation whose
-    arguments differ in one place, an entity named before the comparison's pivot ("than", 比) and one after it."""
+    arguments differ in one place, an entity named before the comparison and one on its other side."""
     q = focus.question
-    m = _EN.search(q) or _ZH.search(q)
+    m = next((found for rx in _COMPARISONS if (found := rx.search(q))), None)
     if m is None:
         return None
-    pivot = m.end() if m.re is _EN else m.start() + 1     # after "than"; after 比
-    before = {x.entity_id for x in focus.entities if x.end <= (m.start() if m.re is _EN else m.start())}
+    pivot = m.start("other") if "other" in m.re.groupindex else m.end()    # where the other side begins
+    before = {x.entity_id for x in focus.entities if x.end <= m.start()}
     after = {x.entity_id for x in focus.entities if x.start >= pivot}
     for i, a in enumerate(focus.goals):
         for b in focus.goals[i + 1:]:

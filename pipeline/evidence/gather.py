@@ -192,7 +192,7 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
         facts, _values, conflicts = evidence_and_conflicts(ctx.candidates, rulebase, ctx.kb)
         ctx.conflicts = relevant_conflicts(conflicts, focus.goals, ctx.candidates)
         ctx.focus = focus = facts_focus(focus, rulebase, facts, implied)
-        ctx.scope = question_scope(focus, rulebase, facts, ctx.kb.row_links(rulebase) if ctx.kb is not None else None)
+        ctx.scope = question_scope(focus, rulebase, facts, ctx.kb.row_links if ctx.kb is not None else None)
     if symbolic and rulebase is not None:
         rb = rulebase
 

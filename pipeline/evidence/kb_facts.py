@@ -77,26 +77,11 @@ class KBFacts:
     conflicts: list[EvidenceConflict] = field(default_factory=list)   # facts outranked (left out of ``facts``)
     named_in: dict[str, frozenset[str]] = field(default_factory=dict)   # doc id -> the entities it names anywhere
     subject_of: dict[str, frozenset[str]] = field(default_factory=dict)   # doc id -> those its subject names
-    _row_links: tuple[RuleBase, dict[str, dict[str, frozenset[str]]]] | None = field(default=None, repr=False)
+    # entity id -> entity type -> the entities of that type the KB's table rows naming it name (row_links)
+    row_links: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
     def passage_for(self, fact: Fact) -> PassageLike | None:
         return self.passage_of.get(id(fact))
-
-    def row_links(self, rulebase: RuleBase) -> dict[str, dict[str, frozenset[str]]]:
-        """Entity id -> entity type -> the entities of that type the KB's table rows naming it name (a row is one
-        record: "| Deep Time | Museum of Natural History, Bath | …" puts the exhibition at Bath). Built once per
-        rule base on first use."""
-        if self._row_links is None or self._row_links[0] is not rulebase:
-            rows = dict.fromkeys((v.doc_id, v.context) for v in self.values if v.column is not None and v.context)
-            links: dict[str, dict[str, set[str]]] = {}
-            for _doc, row in rows:
-                named = {(m.entity_id, m.type) for m in find_entities(row, rulebase)}
-                for eid, etype in named:
-                    for other, otype in named:
-                        if otype != etype:
-                            links.setdefault(eid, {}).setdefault(otype, set()).add(other)
-            self._row_links = (rulebase, {e: {t: frozenset(ids) for t, ids in by.items()} for e, by in links.items()})
-        return self._row_links[1]
 
     @cached_property
     def documents_by_quantity(self) -> dict[tuple, list[str]]:
@@ -184,8 +169,23 @@ class KBFactCache:
         out.facts, out.conflicts = outranked(out.facts, rulebase)
         out.implied = implied_arguments(rulebase, out.facts)
         out.named_in = {d: frozenset(ids) for d, ids in named.items()}
+        out.row_links = row_links(out.values, rulebase)
         log.info("read %d facts from %d chunks", len(out.facts), len(passages))
         return out
+
+
+def row_links(values: Sequence[EvidenceValue], rulebase: RuleBase) -> dict[str, dict[str, frozenset[str]]]:
+    """Entity id -> entity type -> the entities of that type the table rows holding ``values`` name beside it (a row
+    is one record: "| Deep Time | Museum of Natural History, Bath | …" puts the exhibition at Bath)."""
+    rows = dict.fromkeys((v.doc_id, v.context) for v in values if v.column is not None and v.context)
+    links: dict[str, dict[str, set[str]]] = {}
+    for _doc, row in rows:
+        named = {(m.entity_id, m.type) for m in find_entities(row, rulebase)}
+        for eid, etype in named:
+            for other, otype in named:
+                if otype != etype:
+                    links.setdefault(eid, {}).setdefault(otype, set()).add(other)
+    return {e: {t: frozenset(ids) for t, ids in by.items()} for e, by in links.items()}
 
 
 def evidence_and_conflicts(passages: Sequence[Any], rulebase: Any,

@@ -39,9 +39,9 @@ def question_scope(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fac
     link it to alone (``works_in(liu_mei, hangzhou)``: Liu Mei's question is about the Hangzhou office too), and
     what those link to alone in turn (her title's grade: ``has_title(dan_kirby, scientist)``,
     ``grade_for_title(scientist, s1)``), up to LINK_HOPS links from what the question names. ``rows``: the
-    entities the KB's table rows naming an entity name (KBFacts.row_links); a type of which they name one alone
-    links it too, where the facts linked none of that type (the Deep Time exhibition's row names Bath: a question
-    about it is about Bath)."""
+    entities the KB's table rows naming an entity name (pipeline.evidence.kb_facts.row_links); a type of which
+    they name one alone links it too, where the facts linked none of that type (the Deep Time exhibition's row
+    names Bath: a question about it is about Bath)."""
     out: dict[str, set[str]] = {}
     for e in focus.entities:
         out.setdefault(e.type, set()).add(e.entity_id)

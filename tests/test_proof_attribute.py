@@ -165,20 +165,18 @@ relation courier_value(s: scope, x: money[GBP]) "courier required from object va
 relation hire_rate(s: scope, x: money[GBP]) "daily hire rate" aka "hire per day"
 """, tmp_path)
 
-    def verdict(question, relation, value="1000000 GBP"):
-        from symbolic import parse_value
-        focus = parse_question(question, rb, namer=minilm_namer)
-        proof = SimpleNamespace(goal=Goal(relation, ("outgoing",), 1.0), value=parse_value(value))
-        return asks_another_attribute(proof, focus, rb)
+    def verdict(question, relation):
+        return asks_another_attribute(_proved(relation, ("outgoing",), 1.0), parse_question(question, rb,
+                                                                                          namer=minilm_namer), rb)
 
     why = verdict("What is the hotel limit per night for a courier on an outgoing loan?", "courier_value")
     assert why is not None and "hotel limit per night" in why and "courier required from object value" in why
     # what is asked names the relation, or means it though no word is shared ("charge" for the hire rate)
     assert verdict("What is the courier value for an outgoing loan?", "courier_value") is None
-    assert verdict("What is the charge for an outgoing loan?", "hire_rate", "42 GBP") is None
+    assert verdict("What is the charge for an outgoing loan?", "hire_rate") is None
     # no namer, no judgement
     focus = parse_question("What is the hotel limit per night for a courier on an outgoing loan?", rb)
-    assert asks_another_attribute(SimpleNamespace(goal=Goal("courier_value", ("outgoing",), 1.0)), focus, rb) is None
+    assert asks_another_attribute(_proved("courier_value", ("outgoing",), 1.0), focus, rb) is None
 
 
 def test_a_question_asking_a_maximum_is_not_answered_by_a_minimum(tmp_path):
@@ -192,8 +190,7 @@ relation max_shifts(a: aircraft, n: number) "consecutive shifts" limit upper
 """, tmp_path)
 
     def why(question, relation="min_turnaround"):
-        proof = SimpleNamespace(goal=Goal(relation, ("narrow",), 1.0))
-        return asks_the_other_bound(proof, parse_question(question, rb), rb)
+        return asks_the_other_bound(_proved(relation, ("narrow",), 1.0), parse_question(question, rb), rb)
 
     assert why("What is the maximum turnaround time allowed for a narrow-body aircraft?") == \
         "the question asks a maximum, and the minimum turnaround is a lower bound"

@@ -10,7 +10,7 @@ from pipeline.lang import alternation, phrase, words
 from pipeline.proof.proving import ProvenAnswer
 from pipeline.question.focus import sole_entities
 from pipeline.text.entities import EntityMention
-from pipeline.text.values import find_values
+from pipeline.text.values import find_values, same_value
 from pipeline.text.wording import plain_label, say_value
 from symbolic import Node, RuleBase
 from symbolic.model import VALUE_TYPES, RelationSig
@@ -101,7 +101,7 @@ def _steps(proof: ProvenAnswer, rulebase: RuleBase, chinese: bool, max_depth: in
                 continue
             # a row the proved value is read from ("performance row (95 t, 25 km/h): 10 km/h" for a weight of
             # 95 t) shows no step of the proof, only its other cells
-            read_from = any(_same(a, proof.value) for a in p.args[:-1])
+            read_from = any(same_value(a, proof.value) for a in p.args[:-1])
             if p.relation != proof.goal.relation and p.args[-1] not in said and not read_from:
                 said.append(p.args[-1])
                 sig = rulebase.relations.get(p.relation)
@@ -115,13 +115,6 @@ def _steps(proof: ProvenAnswer, rulebase: RuleBase, chinese: bool, max_depth: in
 
     walk(proof.node, 0)
     return out
-
-
-def _same(a: object, b: object) -> bool:
-    try:
-        return bool(a == b)
-    except TypeError:     # values of kinds that do not compare
-        return False
 
 
 def _recursive(node: Node) -> bool:

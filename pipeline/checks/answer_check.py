@@ -182,10 +182,11 @@ def answer_gap(answer: str, focus: QuestionFocus, claims: Sequence[Claim], menti
         return "the question asks two things, and the answer states one value at most"
     goal_relations = asked_relations(focus, rulebase)
     stated = {c.fact.relation for c in claims}
-    bound = next((why for r in sorted(stated) if rulebase is not None
-                  for why in [other_bound(focus.question, r, rulebase)] if why), None)
-    if bound:
-        return bound          # "the maximum turnaround … is 35 minutes", read as the minimum turnaround
+    if rulebase is not None:
+        # "the maximum turnaround … is 35 minutes", read as the minimum turnaround
+        bound = next(filter(None, (other_bound(focus.question, r, rulebase) for r in sorted(stated))), None)
+        if bound:
+            return bound
     if goal_relations and stated and not stated & goal_relations:
         goal = focus.goals[0].relation
         return f"it states {', '.join(sorted(stated))}, but the question asks for {goal}"

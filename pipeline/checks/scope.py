@@ -112,7 +112,6 @@ def stated_for_another(text: str, mentions: Sequence[ValueMention], evidence: Se
     return None
 
 
-
 def _attributed_elsewhere(ev: EvidenceValue, scope: Scope, rulebase: RuleBase) -> set[str]:
     """The entities the nearest context of ``ev`` naming one of a scope type attributes it to, where none of them
     is in the scope; empty where it names one in scope, or none at all."""
@@ -131,9 +130,9 @@ def _attributed_elsewhere(ev: EvidenceValue, scope: Scope, rulebase: RuleBase) -
 def values_for_the_unasked(focus: QuestionFocus, text: str, mentions: Sequence[ValueMention]) -> str | None:
     """Why an answer to one question states another subject's value: two values of one kind in two clauses of
     the same build (they share a word: a list copied from a source), one clause sharing words with the question
-    and the other none ("纸本作品展出照度不超过 50 勒克斯，油画不超过 200 勒克斯" to a question about works on paper:
-    the oil paintings' 200 lux is no part of the answer). A clause that shares no word with the other (a
-    deadline after an amount, a computation) is not such a list."""
+    and the other none (a Chinese "works on paper are lit at most 50 lux, oil paintings at most 200 lux" to a
+    question about works on paper: the oil paintings' 200 lux is no part of the answer). A clause that shares no
+    word with the other (a deadline after an amount, a computation) is not such a list."""
     if asks_two(focus.question):
         return None
     asked = content_terms(focus.question)

@@ -16,7 +16,7 @@ from pipeline.question.naming import relation_names, relation_score
 from pipeline.text.entities import EntityMention
 from pipeline.text.sentences import blanked
 from pipeline.text.terms import content_terms
-from pipeline.text.values import find_values
+from pipeline.text.values import find_values, same_value
 from symbolic import Fact, RuleBase
 from symbolic.model import VALUE_TYPES, EntityType, RelationSig
 from symbolic.patterns import name_regex
@@ -36,7 +36,7 @@ def described_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence
         # author: "may Hangzhou staff work 7 consecutive shifts?" read as the shift policy whose old version says 7)
         owning = {f.args[0]: f.relation for f in facts
                   if len(f.args) == 2 and isinstance(f.args[0], str) and f.args[0] in rulebase.entities
-                  and not f.provenance.superseded and _same(f.args[1], value)}
+                  and not f.provenance.superseded and same_value(f.args[1], value)}
         # "52 seats": the count's noun names the relation it counts, whose facts alone are read
         counted = {e: r for e, r in owning.items() if _counts_relation(focus.question, end, rulebase.relations.get(r))}
         if kind == "number" and counted:
@@ -75,13 +75,6 @@ def _counts_relation(question: str, end: int, sig: RelationSig | None) -> bool:
         return False
     word = content_terms(m.group(1))
     return bool(word) and any(word & content_terms(name) for name in relation_names(sig))
-
-
-def _same(a: object, b: object) -> bool:
-    try:
-        return bool(a == b)
-    except TypeError:   # values of kinds that do not compare
-        return False
 
 
 # Words between a named entity and the relation it is the subject of: "Dr Wang Yu reports to" (the mention
@@ -187,9 +180,14 @@ LINKED_MIN_SCORE = 0.6
 def asked_again(focus: QuestionFocus, rulebase: RuleBase, role: tuple[int, int]) -> bool:
     """Whether the question outside the ``role`` span ("Ruth's line manager") names a relation whose value is of
     the kind it asks: then the role is whom it asks about ("… report to?"), not what it asks."""
-    terms = frozenset(content_terms(blanked(focus.question, [role])))
-    return any(sig.arity >= 2 and type_fits(sig, focus.answer_types)
-               and relation_score(sig, terms) >= LINKED_MIN_SCORE for sig in rulebase.relations.values())
+    return _named_outside(focus, role, [sig for sig in rulebase.relations.values()
+                                        if sig.arity >= 2 and type_fits(sig, focus.answer_types)])
+
+
+def _named_outside(focus: QuestionFocus, span: tuple[int, int], sigs: Sequence[RelationSig]) -> bool:
+    """Whether the question outside ``span`` names one of ``sigs`` (LINKED_MIN_SCORE of its name at least)."""
+    terms = frozenset(content_terms(blanked(focus.question, [span])))
+    return any(relation_score(sig, terms) >= LINKED_MIN_SCORE for sig in sigs)
 
 
 def linked_entities(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fact],
@@ -235,15 +233,10 @@ def with_described(focus: QuestionFocus, rulebase: RuleBase, facts: Sequence[Fac
     # the relation that describes an entity is not what the question asks of it, unless named again ("whom does
     # Ruth's line manager report to?")
     hops = {m.described_by for m in [*related, *linked]
-            if not (m in related and _named_outside(focus, rulebase, m))}
+            if not (m in related and m.described_by
+                    and _named_outside(focus, (m.start, m.end), [rulebase.relations[m.described_by]]))}
     out.goals = [g for g in out.goals if g.relation not in hops] or asked_hop(out, rulebase)
     return out
-
-
-def _named_outside(focus: QuestionFocus, rulebase: RuleBase, mention: EntityMention) -> bool:
-    sig = rulebase.relations.get(mention.described_by or "")
-    terms = frozenset(content_terms(blanked(focus.question, [(mention.start, mention.end)])))
-    return sig is not None and relation_score(sig, terms) >= LINKED_MIN_SCORE
 
 
 def asked_hop(focus: QuestionFocus, rulebase: RuleBase) -> list[Goal]:

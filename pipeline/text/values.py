@@ -63,6 +63,14 @@ class EvidenceValue:
     block: str = ""          # the paragraph or list item holding it: the conditions its sentence leaves implicit
 
 
+def same_value(a: object, b: object) -> bool:
+    """``a == b``, and False for values of kinds that do not compare (a quantity against a money amount)."""
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
+
+
 def _inside_name(text: str, s: int, e: int) -> bool:
     """A number glued to letters is part of a name ("AX-200", "FIDO2", "v3"), not a value."""
     before = text[max(0, s - 2):s]

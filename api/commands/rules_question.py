@@ -41,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     lines = render_explanation({**x, "withheld": None})[2:]   # no "explain:" heading
     lines += [f"  premise wrong: {c['relation']}({', '.join(c['proved']['args'])}) is {c['proved']['value']}, "
-              + (f"against the question's {c['compared']!r} {c['stated']}" if c.get("compared") else
-                 f"not {c['stated']}") for c in x["corrections"]]
+              f"{c['against']}" for c in x["corrections"]]
     p = x["proof"]
     lines.append(f"proof: {p['goal']} = {p['value']} (CF {p['cf']:.2f}); " +
                  ("answers before any draft" if p["answers_before_any_draft"] else "given to the draft as evidence")

@@ -108,9 +108,7 @@ def proved_result(q: str, opts: AskOptions, attempts: list[Attempt], prompt: pro
     model_said = next((a.answer for a in reversed(attempts) if a.answer), "")
     said = f" (it said: {model_said[:160]!r})" if model_said else ""
     reasons = [f"the question's premise is wrong: {c.premise.fact.relation} is {format_value(c.proof.value)}, "
-               + (f"against {format_value(c.stated)} ({c.compared!r} in the question)" if c.compared else
-                  f"not {format_value(c.stated)}") + f" (CF {c.proof.cf:.2f}, from {_how(c.proof)})"
-               for c in ctx.corrections]
+               f"{c.against} (CF {c.proof.cf:.2f}, from {_how(c.proof)})" for c in ctx.corrections]
     reasons += [f"the question's {format_value(b.stated)} is {'above' if b.direction == 'upper' else 'below'} the "
                 f"{b.proof.goal.relation} limit of {format_value(b.proof.value)} (CF {b.proof.cf:.2f}, from {_how(b.proof)})"
                 for b in ctx.breaches]

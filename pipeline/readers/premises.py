@@ -46,9 +46,17 @@ class PremiseCorrection:
     def stated(self) -> object:
         return self.premise.fact.args[-1]
 
+    @property
+    def against(self) -> str:
+        """What the proved value stands against: "not 300 kg", or, one side of a comparison, "against 25 km/h
+        ('higher than' in the question)"."""
+        if self.compared:
+            return f"against {format_value(self.stated)} ({self.compared!r} in the question)"
+        return f"not {format_value(self.stated)}"
+
     def to_dict(self) -> dict:
         return {"premise": self.premise.text, "relation": self.premise.fact.relation,
-                "stated": format_value(self.stated), "proved": self.proof.to_dict(),
+                "stated": format_value(self.stated), "against": self.against, "proved": self.proof.to_dict(),
                 **({"compared": self.compared} if self.compared else {})}
 
 
@@ -152,8 +160,7 @@ def premise_gap(answer: str, values: Sequence[object], corrections: Sequence[Pre
     (``values``: the values its claims and mentions state)."""
     def wrong(premises: Sequence[PremiseCorrection]) -> str:
         said = "; ".join(f"{relation_label(rulebase, c.premise.fact.relation)} is {format_value(c.proof.value)}, "
-                         + (f"not {c.compared!r} {format_value(c.stated)}" if c.compared else
-                            f"not {format_value(c.stated)}") for c in premises)
+                         f"{c.against}" for c in premises)
         return f"the question's premise is wrong ({said})"
 
     text = mask_citations(answer)

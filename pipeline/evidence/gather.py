@@ -211,6 +211,7 @@ def gather(question: str, top_k: int, retriever: RetrieverLike, rulebase: RuleBa
         ctx.corrections = [c for c in disproved_premises(focus, rulebase, facts) if not for_someone_else(c.proof)]
         if not ctx.corrections:
             compared = disproved_comparison(focus, rulebase, facts)
+            # both sides judged (each set-aside recorded); either about someone else drops the comparison
             ctx.corrections = compared if not any([for_someone_else(c.proof) for c in compared]) else []
         # with its premises disproved, a question is answered for what it asks besides them
         ask = asked_beyond(focus, ctx.corrections) if ctx.corrections else focus
